@@ -1,0 +1,1 @@
+pub use pipeline_macros::pipeline;
