@@ -1,1 +1,182 @@
-pub fn expand(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream { let _ = input; proc_macro2::TokenStream::new() }
+//! `pipeline-core`: the compiler behind the `pipeline!` macro.
+//!
+//! A normal library (no `proc_macro` dependency), so every pass is unit
+//! testable and usable from build scripts and tools. The whole compiler on
+//! one screen:
+//!
+//! ```text
+//! tokens --front::parse--> syn trees --front::check--> Pipeline (typed IR)
+//!        --lower::inline--> Pipeline --analysis::bounds--> BoundsProgram
+//!        --lower::loops--> Stmt --codegen::rust--> tokens
+//! ```
+//!
+//! `PIPELINE_DEBUG=lower` prints the IR after each pass and its time to
+//! stderr during expansion.
+
+#![deny(missing_docs)]
+
+pub mod analysis;
+pub mod codegen;
+pub mod front;
+pub mod interp;
+pub mod ir;
+pub mod lower;
+
+use analysis::bounds::BoundsProgram;
+use front::check::{check_pipeline, combine, CheckedPipeline};
+use front::parse::Program;
+use ir::{FuncId, Pipeline, Stmt};
+use proc_macro2::TokenStream;
+use std::time::Instant;
+
+/// A pipeline after all lowering passes.
+pub struct Lowered {
+    /// The pipeline after inlining.
+    pub pipeline: Pipeline,
+    /// Funcs inlined into their consumer.
+    pub inlined: Vec<FuncId>,
+    /// Regions of every live func and input.
+    pub bounds: BoundsProgram,
+    /// The loop nest.
+    pub body: Stmt,
+    /// The schedule in `schedule` block syntax.
+    pub schedule: String,
+    /// The loop nest as text (`NAME::LOWERED`).
+    pub text: String,
+}
+
+fn debug_enabled() -> bool {
+    std::env::var("PIPELINE_DEBUG").is_ok_and(|v| v.split(',').any(|p| p == "lower" || p == "all"))
+}
+
+/// Runs one named pass, timing it and printing its result when asked.
+fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = run();
+    if debug_enabled() {
+        eprintln!("== {name} ({:.2?})\n{}", start.elapsed(), show(&out));
+    }
+    out
+}
+
+/// The lowering passes, in order.
+pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
+    let (pipeline, inlined) = pass(
+        "inline",
+        |(_, inl): &(Pipeline, Vec<FuncId>)| format!("inlined: {:?}", inl.iter().map(|&f| &checked.funcs[f].name).collect::<Vec<_>>()),
+        || lower::inline::inline(checked),
+    );
+    let bounds = pass(
+        "bounds",
+        |b: &BoundsProgram| format!("{} symbols", b.syms.len()),
+        || analysis::bounds::infer(&pipeline),
+    );
+    let body = pass("loops", |_| String::new(), || lower::loops::synthesize(&pipeline, &bounds));
+    let sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
+    let names = ir::print::Names {
+        pipeline: &pipeline,
+        syms: &sym_names,
+    };
+    let mut text = String::new();
+    names.stmt(&body, 0, &mut text);
+    let schedule = schedule_text(&pipeline, &inlined, checked);
+    if debug_enabled() {
+        eprintln!("== lowered {}\n{text}", pipeline.name);
+    }
+    Lowered {
+        pipeline,
+        inlined,
+        bounds,
+        body,
+        schedule,
+        text,
+    }
+}
+
+fn schedule_text(p: &Pipeline, inlined: &[FuncId], checked: &Pipeline) -> String {
+    let mut s = format!("schedule {} {{\n", p.name);
+    for f in p.live_funcs() {
+        let func = &p.funcs[f];
+        let root = if p.outputs.contains(&f) { "" } else { ".compute_root()" };
+        match func.vars.last() {
+            Some(v) => s += &format!("    {}{root}.parallel({v});\n", func.name),
+            None => s += &format!("    {}{root};\n", func.name),
+        }
+    }
+    for &f in inlined {
+        s += &format!("    {}.compute_inline();\n", checked.funcs[f].name);
+    }
+    s += "}\n";
+    s
+}
+
+/// Expands a `pipeline!` invocation. Errors become `compile_error!`s at the
+/// user's tokens; this function never panics on any input.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let source = input.to_string();
+    let program: Program = match syn::parse2(input) {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errors = Vec::new();
+    let mut checked: Vec<CheckedPipeline> = Vec::new();
+    for item in &program.pipelines {
+        if checked.iter().any(|c| c.ident == item.sig.ident) {
+            errors.push(syn::Error::new_spanned(&item.sig.ident, "a pipeline with this name is already defined"));
+            continue;
+        }
+        match pass("check", |_| String::new(), || check_pipeline(&program, item)) {
+            Ok(c) => checked.push(c),
+            Err(e) => errors.push(e),
+        }
+    }
+    for s in &program.schedules {
+        match checked.iter().find(|c| c.ident == s.name) {
+            Some(c) => {
+                if let Err(e) = front::schedule::check_schedule(s, c) {
+                    errors.push(e);
+                }
+            }
+            None => {
+                if !program.pipelines.iter().any(|p| p.sig.ident == s.name) {
+                    errors.push(syn::Error::new_spanned(&s.name, format!("no pipeline named `{}` in this pipeline! block", s.name)));
+                }
+            }
+        }
+    }
+    if let Some(e) = combine(errors) {
+        return e.to_compile_error();
+    }
+    let mut out = TokenStream::new();
+    for c in &checked {
+        let lowered = lower_pipeline(&c.pipeline);
+        let gen = pass("codegen", |_| String::new(), || {
+            codegen::rust::generate(&codegen::rust::Input {
+                checked: c,
+                pipeline: &lowered.pipeline,
+                bounds: &lowered.bounds,
+                body: &lowered.body,
+                schedule: &lowered.schedule,
+                lowered: &lowered.text,
+                source: &source,
+            })
+        });
+        out.extend(gen);
+    }
+    out
+}
+
+/// Parses and checks the pipeline `name` from the text of a `pipeline!`
+/// invocation (for the interpreter in tests and tools).
+pub fn pipeline_from_source(source: &str, name: &str) -> Result<Pipeline, String> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
+    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    let item = program
+        .pipelines
+        .iter()
+        .find(|p| p.sig.ident == name)
+        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
+    check_pipeline(&program, item)
+        .map(|c| c.pipeline)
+        .map_err(|e| e.to_string())
+}

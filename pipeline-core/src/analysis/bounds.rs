@@ -1,0 +1,336 @@
+//! Bounds inference: the region of every func and input that the outputs need.
+//!
+//! Runs on a checked (and possibly inlined) [`Pipeline`]. Walks the funcs from
+//! the outputs back to the inputs; for every read of a producer inside a
+//! consumer's definition, the interval of each coordinate under the
+//! consumer's loop domain is one *demand*. A producer's region is the union of
+//! its demands; a func with updates also covers what its updates write and
+//! read of itself. The result is a straight-line [`BoundsProgram`] of `i64`
+//! symbols that the generated entry function and the interpreter both
+//! evaluate at run time, so regions follow the actual buffer sizes.
+//!
+//! **Invariant:** an empty region is `[i64::MAX, i64::MIN]`; every demand is
+//! guarded by its consumer's loop domain being non-empty and canonicalized, so
+//! unions are plain `min`/`max` and never widen because of an empty part.
+//!
+//! ```text
+//! out(x, y) = blur_x(x, y - 1) + blur_x(x, y + 1)   with out over [x0, x1] x [y0, y1]
+//!   => blur_x over [x0, x1] x [y0 - 1, y1 + 1]
+//! ```
+
+use super::interval::{bounds_of, Interval, Scope};
+use super::simplify::simplify;
+use crate::ir::*;
+
+/// One `i64` value of the bounds program.
+#[derive(Clone, Debug)]
+pub struct SymDef {
+    /// Readable name for the lowered listing (`blur_x.min.y`).
+    pub name: String,
+    /// Its definition; `None` for the output regions, which the entry sets.
+    pub value: Option<Expr>,
+}
+
+/// Inclusive `[min, max]` symbols of one dimension.
+pub type DimSyms = (SymId, SymId);
+
+/// The result of bounds inference.
+#[derive(Clone, Debug)]
+pub struct BoundsProgram {
+    /// Symbols in evaluation order.
+    pub syms: Vec<SymDef>,
+    /// Per output (in pipeline order), the region the caller's buffer covers.
+    pub outputs: Vec<Vec<DimSyms>>,
+    /// Per func: the region it is computed over (empty vector if not live).
+    pub realized: Vec<Vec<DimSyms>>,
+    /// Per func: the region its consumers need, over which the pure
+    /// variables of its updates range.
+    pub consumed: Vec<Vec<DimSyms>>,
+    /// Per input: the region that must be readable.
+    pub inputs: Vec<Vec<DimSyms>>,
+}
+
+/// Inclusive bounds of each reduction variable of an update, as i64 exprs.
+pub fn rdom_intervals(u: &Update) -> Vec<Interval> {
+    u.rdom
+        .iter()
+        .map(|r| {
+            let lo = Expr::cast(Type::I64, r.min.clone());
+            let hi = Expr::binary(
+                BinOp::Sub,
+                Expr::binary(BinOp::Add, lo.clone(), Expr::cast(Type::I64, r.extent.clone())),
+                Expr::i64(1),
+            );
+            Interval::new(simplify(&lo), simplify(&hi))
+        })
+        .collect()
+}
+
+/// The value range of each func, where its pure definition bounds it by
+/// constants and it has no updates (used for data-dependent coordinates such
+/// as `lut(f(x))`).
+pub fn func_value_bounds(p: &Pipeline) -> Vec<Interval> {
+    let mut values: Vec<Interval> = Vec::with_capacity(p.funcs.len());
+    for func in &p.funcs {
+        let v = if func.updates.is_empty() {
+            let value_of = |g: FuncId| values.get(g).cloned().unwrap_or_else(Interval::everything);
+            let scope = Scope {
+                vars: vec![Interval::everything(); func.dims()],
+                rvars: vec![],
+                func_value: &value_of,
+            };
+            let b = bounds_of(&func.pure, &scope);
+            let constant = |e: &Option<Expr>| e.as_ref().and_then(|e| e.as_int()).is_some();
+            if constant(&b.min) && constant(&b.max) {
+                b
+            } else {
+                Interval::everything()
+            }
+        } else {
+            Interval::everything()
+        };
+        values.push(v);
+    }
+    values
+}
+
+struct Builder<'p> {
+    p: &'p Pipeline,
+    values: Vec<Interval>,
+    prog: BoundsProgram,
+}
+
+impl Builder<'_> {
+    fn sym(&mut self, name: String, value: Option<Expr>) -> SymId {
+        self.prog.syms.push(SymDef {
+            name,
+            value: value.map(|v| simplify(&v)),
+        });
+        self.prog.syms.len() - 1
+    }
+
+    fn dim_name(&self, f: FuncId, d: usize) -> String {
+        self.p.funcs[f].vars.get(d).cloned().unwrap_or_else(|| d.to_string())
+    }
+
+    /// The demands that `consumer`'s definitions make on `source`, as
+    /// canonical guarded `(min, max)` exprs per dimension.
+    fn demands(&self, consumer: FuncId, source: Source, dims: usize) -> Vec<Vec<(Expr, Expr)>> {
+        let func = &self.p.funcs[consumer];
+        let value_of = |g: FuncId| self.values[g].clone();
+        let mut out = Vec::new();
+        let pure_scope: Vec<Interval> = self.prog.realized[consumer]
+            .iter()
+            .map(|&(lo, hi)| Interval::new(Expr::sym(lo), Expr::sym(hi)))
+            .collect();
+        let nonempty_pure = nonempty(&self.prog.realized[consumer]);
+        let mut collect = |e: &Expr, vars: &[Interval], rvars: &[Interval], guard: &Expr| {
+            let scope = Scope {
+                vars: vars.to_vec(),
+                rvars: rvars.to_vec(),
+                func_value: &value_of,
+            };
+            e.visit(&mut |n| {
+                if let ExprKind::Load { source: s, args, .. } = &n.kind {
+                    if *s == source {
+                        out.push(demand(args, &scope, guard, dims));
+                    }
+                }
+            });
+        };
+        collect(&func.pure, &pure_scope, &[], &nonempty_pure);
+        for u in &func.updates {
+            let (vars, rvars, guard) = self.update_scope(consumer, u);
+            for a in &u.args {
+                collect(a, &vars, &rvars, &guard);
+            }
+            collect(&u.value, &vars, &rvars, &guard);
+        }
+        out
+    }
+
+    /// Loop domain of an update: pure variables over the consumed region,
+    /// reduction variables over the rdom; and the condition that it runs.
+    fn update_scope(&self, f: FuncId, u: &Update) -> (Vec<Interval>, Vec<Interval>, Expr) {
+        let consumed = &self.prog.consumed[f];
+        let vars: Vec<Interval> = consumed
+            .iter()
+            .map(|&(lo, hi)| Interval::new(Expr::sym(lo), Expr::sym(hi)))
+            .collect();
+        let rvars = rdom_intervals(u);
+        let mut guard = Expr::bool(true);
+        for (d, a) in u.args.iter().enumerate() {
+            if matches!(a.kind, ExprKind::Var(_)) {
+                let (lo, hi) = consumed[d];
+                guard = Expr::binary(
+                    BinOp::And,
+                    guard,
+                    Expr::binary(BinOp::Le, Expr::sym(lo), Expr::sym(hi)),
+                );
+            }
+        }
+        for r in &u.rdom {
+            guard = Expr::binary(
+                BinOp::And,
+                guard,
+                Expr::binary(BinOp::Gt, r.extent.clone(), Expr::i32(0)),
+            );
+        }
+        (vars, rvars, guard)
+    }
+
+    /// Binds the union of demands to fresh symbols, one pair per dimension.
+    fn union(&mut self, label: &str, names: &[String], demands: &[Vec<(Expr, Expr)>]) -> Vec<DimSyms> {
+        (0..names.len())
+            .map(|d| {
+                let mut lo = Expr::i64(i64::MAX as i128);
+                let mut hi = Expr::i64(i64::MIN as i128);
+                for dem in demands {
+                    let (a, b) = &dem[d];
+                    let sa = self.sym(format!("{label}.demand.min.{}", names[d]), Some(a.clone()));
+                    let sb = self.sym(format!("{label}.demand.max.{}", names[d]), Some(b.clone()));
+                    lo = Expr::binary(BinOp::Min, lo, Expr::sym(sa));
+                    hi = Expr::binary(BinOp::Max, hi, Expr::sym(sb));
+                }
+                let lo = self.sym(format!("{label}.min.{}", names[d]), Some(lo));
+                let hi = self.sym(format!("{label}.max.{}", names[d]), Some(hi));
+                (lo, hi)
+            })
+            .collect()
+    }
+}
+
+/// `min <= max` for every dimension of a region.
+pub fn nonempty(region: &[DimSyms]) -> Expr {
+    region.iter().fold(Expr::bool(true), |acc, &(lo, hi)| {
+        Expr::binary(
+            BinOp::And,
+            acc,
+            Expr::binary(BinOp::Le, Expr::sym(lo), Expr::sym(hi)),
+        )
+    })
+}
+
+/// One read's demand: per dimension, `[min, max]` if `guard` holds and the
+/// interval is non-empty, else the canonical empty interval.
+fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr, Expr)> {
+    let bounds: Vec<Interval> = args.iter().map(|a| bounds_of(a, scope)).collect();
+    let mut ok = guard.clone();
+    for b in &bounds {
+        let (lo, hi) = (b.min.clone().expect("checked: bounded"), b.max.clone().expect("checked: bounded"));
+        ok = Expr::binary(BinOp::And, ok, Expr::binary(BinOp::Le, lo, hi));
+    }
+    let ok = simplify(&ok);
+    (0..dims)
+        .map(|d| {
+            let b = &bounds[d];
+            (
+                Expr::select(ok.clone(), b.min.clone().unwrap(), Expr::i64(i64::MAX as i128)),
+                Expr::select(ok.clone(), b.max.clone().unwrap(), Expr::i64(i64::MIN as i128)),
+            )
+        })
+        .collect()
+}
+
+/// Infers the regions of all live funcs and inputs.
+pub fn infer(p: &Pipeline) -> BoundsProgram {
+    let mut b = Builder {
+        p,
+        values: func_value_bounds(p),
+        prog: BoundsProgram {
+            syms: Vec::new(),
+            outputs: Vec::new(),
+            realized: vec![Vec::new(); p.funcs.len()],
+            consumed: vec![Vec::new(); p.funcs.len()],
+            inputs: Vec::new(),
+        },
+    };
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let region = (0..p.funcs[f].dims())
+            .map(|d| {
+                let n = b.dim_name(f, d);
+                let lo = b.sym(format!("output{k}.min.{n}"), None);
+                let hi = b.sym(format!("output{k}.max.{n}"), None);
+                (lo, hi)
+            })
+            .collect();
+        b.prog.outputs.push(region);
+    }
+    let live = p.live_funcs();
+    for &f in live.iter().rev() {
+        let func = &p.funcs[f];
+        let names: Vec<String> = (0..func.dims()).map(|d| b.dim_name(f, d)).collect();
+        let mut demands: Vec<Vec<(Expr, Expr)>> = Vec::new();
+        if let Some(k) = p.outputs.iter().position(|&o| o == f) {
+            // An empty output demands nothing, even of a func others also read.
+            let ok = nonempty(&b.prog.outputs[k]);
+            demands.push(
+                b.prog.outputs[k]
+                    .iter()
+                    .map(|&(lo, hi)| {
+                        (
+                            Expr::select(ok.clone(), Expr::sym(lo), Expr::i64(i64::MAX as i128)),
+                            Expr::select(ok.clone(), Expr::sym(hi), Expr::i64(i64::MIN as i128)),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        for &c in live.iter().filter(|&&c| c > f) {
+            demands.extend(b.demands(c, Source::Func(f), func.dims()));
+        }
+        let label = if func.updates.is_empty() {
+            func.name.clone()
+        } else {
+            format!("{}.consumed", func.name)
+        };
+        let consumed = b.union(&label, &names, &demands);
+        b.prog.consumed[f] = consumed.clone();
+        if func.updates.is_empty() {
+            b.prog.realized[f] = consumed;
+            continue;
+        }
+        // The updates' own reads and writes of f widen its realized region.
+        let mut own: Vec<Vec<(Expr, Expr)>> = vec![consumed
+            .iter()
+            .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+            .collect()];
+        let value_of = |g: FuncId| b.values[g].clone();
+        for u in &func.updates {
+            let (vars, rvars, guard) = b.update_scope(f, u);
+            let scope = Scope {
+                vars,
+                rvars,
+                func_value: &value_of,
+            };
+            own.push(demand(&u.args, &scope, &guard, func.dims()));
+            let mut reads = Vec::new();
+            for e in u.args.iter().chain(std::iter::once(&u.value)) {
+                e.visit(&mut |n| {
+                    if let ExprKind::Load {
+                        source: Source::Func(g),
+                        args,
+                        ..
+                    } = &n.kind
+                    {
+                        if *g == f {
+                            reads.push(demand(args, &scope, &guard, func.dims()));
+                        }
+                    }
+                });
+            }
+            own.extend(reads);
+        }
+        b.prog.realized[f] = b.union(&func.name, &names, &own);
+    }
+    for (i, input) in p.inputs.iter().enumerate() {
+        let names: Vec<String> = (0..input.dims).map(|d| ["x", "y", "c", "w"][d].to_string()).collect();
+        let mut demands = Vec::new();
+        for &c in &live {
+            demands.extend(b.demands(c, Source::Input(i), input.dims));
+        }
+        let region = b.union(&input.name, &names, &demands);
+        b.prog.inputs.push(region);
+    }
+    b.prog
+}

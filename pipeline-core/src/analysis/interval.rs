@@ -1,0 +1,531 @@
+//! Interval arithmetic over symbolic expressions: the bounds of an integer
+//! expression given the bounds of its variables.
+//!
+//! An [`Interval`] holds inclusive `i64` bound expressions; `None` means
+//! unbounded on that side. The rules are sound for mathematical integers:
+//! coordinates are assumed not to wrap (the entry function checks that every
+//! region fits in `i32`), while narrow types (8 and 16 bits), whose arithmetic
+//! wraps in practice, fall back to their whole range when a bound is not a
+//! provably fitting constant.
+//!
+//! Example: with `x` in `[xmin, xmax]`, `clamp(x - 1, 0, w - 1)` has bounds
+//! `[min(max(xmin - 1, 0), w - 1), min(max(xmax - 1, 0), w - 1)]`.
+
+use super::simplify::simplify;
+use crate::ir::{BinOp, BoundaryMode, Expr, ExprKind, FuncId, Source, Type, UnOp};
+
+/// Inclusive bounds `[min, max]` as `i64` expressions; `None` is unbounded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interval {
+    /// Lower bound.
+    pub min: Option<Expr>,
+    /// Upper bound.
+    pub max: Option<Expr>,
+}
+
+impl Interval {
+    /// `[e, e]`.
+    pub fn point(e: Expr) -> Interval {
+        Interval {
+            min: Some(e.clone()),
+            max: Some(e),
+        }
+    }
+
+    /// `[min, max]`.
+    pub fn new(min: Expr, max: Expr) -> Interval {
+        Interval {
+            min: Some(min),
+            max: Some(max),
+        }
+    }
+
+    /// Unbounded on both sides.
+    pub fn everything() -> Interval {
+        Interval {
+            min: None,
+            max: None,
+        }
+    }
+
+    /// Constant bounds.
+    pub fn constant(lo: i128, hi: i128) -> Interval {
+        Interval::new(Expr::i64(lo), Expr::i64(hi))
+    }
+
+    /// The whole range of an integer type, or unbounded for types whose range
+    /// is too wide to be a useful bound (32 and 64 bits) and for floats.
+    pub fn of_type(ty: Type) -> Interval {
+        if ty == Type::Bool {
+            Interval::constant(0, 1)
+        } else if ty.is_int() && ty.bits() <= 16 {
+            Interval::constant(ty.int_min(), ty.int_max())
+        } else {
+            Interval::everything()
+        }
+    }
+
+    /// True when bounded on both sides.
+    pub fn is_bounded(&self) -> bool {
+        self.min.is_some() && self.max.is_some()
+    }
+
+    /// The hull of two intervals (not aware of emptiness).
+    pub fn hull(&self, other: &Interval) -> Interval {
+        Interval {
+            min: both(&self.min, &other.min, BinOp::Min),
+            max: both(&self.max, &other.max, BinOp::Max),
+        }
+    }
+
+    fn map(self, f: impl Fn(Expr) -> Expr) -> Interval {
+        Interval {
+            min: self.min.map(&f),
+            max: self.max.map(&f),
+        }
+    }
+
+    fn simplified(self) -> Interval {
+        self.map(|e| simplify(&e))
+    }
+
+    fn constants(&self) -> Option<(i128, i128)> {
+        Some((self.min.as_ref()?.as_int()?, self.max.as_ref()?.as_int()?))
+    }
+}
+
+fn both(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
+    Some(Expr::binary(op, a.clone()?, b.clone()?))
+}
+
+/// `op` on bounds where a missing bound on one side is absorbed by the other
+/// (e.g. the upper bound of `min(a, b)` when only `b` is bounded above).
+fn either(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Expr::binary(op, a.clone(), b.clone())),
+        (Some(a), None) => Some(a.clone()),
+        (None, b) => b.clone(),
+    }
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::binary(op, a, b)
+}
+
+/// What the analysis knows about the leaves of an expression.
+pub struct Scope<'a> {
+    /// Bounds of each pure variable of the definition being analysed.
+    pub vars: Vec<Interval>,
+    /// Bounds of each reduction variable.
+    pub rvars: Vec<Interval>,
+    /// Bounds of the values of a func (its value range).
+    pub func_value: &'a dyn Fn(FuncId) -> Interval,
+}
+
+impl Scope<'_> {
+    /// A scope where funcs' values are bounded only by their type.
+    pub fn no_funcs() -> &'static dyn Fn(FuncId) -> Interval {
+        &|_| Interval::everything()
+    }
+}
+
+/// The bounds of an integer (or bool) expression. Float expressions are
+/// unbounded, except constants.
+pub fn bounds_of(e: &Expr, scope: &Scope) -> Interval {
+    bounds_raw(e, scope).simplified()
+}
+
+fn to_i64(e: &Expr) -> Expr {
+    Expr::cast(Type::I64, e.clone())
+}
+
+fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
+    use ExprKind as K;
+    if e.ty.is_float() {
+        return Interval::everything();
+    }
+    let result = match &e.kind {
+        K::Int(v) => {
+            if *v >= i64::MIN as i128 && *v <= i64::MAX as i128 {
+                Interval::constant(*v, *v)
+            } else {
+                Interval::everything()
+            }
+        }
+        K::Bool(b) => Interval::constant(*b as i128, *b as i128),
+        K::Float(_) => Interval::everything(),
+        K::Var(d) => scope.vars.get(*d).cloned().unwrap_or_else(Interval::everything),
+        K::RVar(r) => scope.rvars.get(*r).cloned().unwrap_or_else(Interval::everything),
+        K::Param(_) | K::InputMin(..) | K::InputExtent(..) => {
+            if e.ty == Type::U64 {
+                Interval::everything()
+            } else {
+                Interval::point(to_i64(e))
+            }
+        }
+        K::Sym(_) => Interval::point(e.clone()),
+        K::Load { source, .. } => match source {
+            Source::Func(f) => {
+                let v = (scope.func_value)(*f);
+                if v.is_bounded() {
+                    v
+                } else {
+                    Interval::of_type(e.ty)
+                }
+            }
+            Source::Input(_) => Interval::of_type(e.ty),
+        },
+        K::Unary(op, a) => {
+            let a = bounds_raw(a, scope);
+            match op {
+                UnOp::Neg => Interval {
+                    min: a.max.map(|m| bin(BinOp::Sub, Expr::i64(0), m)),
+                    max: a.min.map(|m| bin(BinOp::Sub, Expr::i64(0), m)),
+                },
+                UnOp::Abs => match (&a.min, &a.max) {
+                    (Some(lo), Some(hi)) => Interval::new(
+                        Expr::i64(0),
+                        bin(BinOp::Max, bin(BinOp::Sub, Expr::i64(0), lo.clone()), hi.clone()),
+                    ),
+                    _ => Interval::everything(),
+                },
+                UnOp::Not if e.ty == Type::Bool => Interval::constant(0, 1),
+                UnOp::Not if e.ty.is_signed() => Interval {
+                    min: a.max.map(|m| bin(BinOp::Sub, Expr::i64(-1), m)),
+                    max: a.min.map(|m| bin(BinOp::Sub, Expr::i64(-1), m)),
+                },
+                UnOp::Not => Interval::everything(),
+            }
+        }
+        K::Binary(op, a, b) => {
+            if op.is_comparison() || e.ty == Type::Bool {
+                return Interval::constant(0, 1);
+            }
+            binary_bounds(*op, a, b, scope)
+        }
+        K::Select(_, a, b) => bounds_raw(a, scope).hull(&bounds_raw(b, scope)),
+        K::Cast(a) => {
+            if a.ty.is_float() {
+                Interval::everything()
+            } else {
+                let inner = bounds_raw(a, scope);
+                if represents_all(e.ty, a.ty) {
+                    inner
+                } else {
+                    match inner.clone().simplified().constants() {
+                        Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => inner,
+                        _ => Interval::everything(),
+                    }
+                }
+            }
+        }
+        K::SaturatingCast(a) => {
+            let inner = if a.ty.is_float() {
+                Interval::everything()
+            } else {
+                bounds_raw(a, scope)
+            };
+            if e.ty.bits() == 64 {
+                inner
+            } else {
+                let (lo, hi) = (Expr::i64(e.ty.int_min()), Expr::i64(e.ty.int_max()));
+                Interval {
+                    min: Some(match inner.min {
+                        Some(m) => bin(BinOp::Min, bin(BinOp::Max, m, lo.clone()), hi.clone()),
+                        None => lo.clone(),
+                    }),
+                    max: Some(match inner.max {
+                        Some(m) => bin(BinOp::Max, bin(BinOp::Min, m, hi.clone()), lo),
+                        None => hi,
+                    }),
+                }
+            }
+        }
+        K::Math(..) => Interval::everything(),
+        K::Boundary {
+            mode,
+            coord,
+            min,
+            extent,
+        } => {
+            let c = bounds_raw(coord, scope);
+            let lo = to_i64(min);
+            let hi = bin(BinOp::Sub, bin(BinOp::Add, lo.clone(), to_i64(extent)), Expr::i64(1));
+            let top = bin(BinOp::Max, lo.clone(), hi.clone());
+            let clamp = |v: Expr| bin(BinOp::Min, bin(BinOp::Max, v, lo.clone()), top.clone());
+            match mode {
+                BoundaryMode::ClampEdge => Interval {
+                    min: Some(c.min.map(clamp).unwrap_or_else(|| lo.clone())),
+                    max: Some(c.max.map(clamp).unwrap_or_else(|| top.clone())),
+                },
+                BoundaryMode::GuardedClamp => Interval {
+                    min: Some(match c.min {
+                        Some(m) => bin(BinOp::Max, m, lo.clone()),
+                        None => lo.clone(),
+                    }),
+                    max: Some(match c.max {
+                        Some(m) => bin(BinOp::Min, m, hi),
+                        None => hi,
+                    }),
+                },
+                BoundaryMode::Mirror | BoundaryMode::MirrorInterior | BoundaryMode::Wrap => {
+                    Interval::new(lo.clone(), top)
+                }
+            }
+        }
+    };
+    // Narrow integer types wrap in practice: keep only provably fitting bounds.
+    if e.ty.is_int() && e.ty.bits() <= 16 {
+        let whole = Interval::of_type(e.ty);
+        return match result.clone().simplified().constants() {
+            Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => result,
+            _ => whole,
+        };
+    }
+    if e.ty.bits() == 64 && !e.ty.is_signed() {
+        // u64 values beyond i64::MAX cannot be expressed as i64 bounds.
+        return Interval::everything();
+    }
+    result
+}
+
+/// True when every value of `from` is a value of `to` (a widening conversion).
+fn represents_all(to: Type, from: Type) -> bool {
+    if from == Type::Bool {
+        return to.is_int();
+    }
+    to.is_int() && from.is_int() && to.int_min() <= from.int_min() && to.int_max() >= from.int_max()
+}
+
+fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
+    let (ia, ib) = (bounds_raw(a, scope), bounds_raw(b, scope));
+    let bc = simplify(b).as_int();
+    let ac = simplify(a).as_int();
+    match op {
+        BinOp::Add => Interval {
+            min: both(&ia.min, &ib.min, BinOp::Add),
+            max: both(&ia.max, &ib.max, BinOp::Add),
+        },
+        BinOp::Sub => Interval {
+            min: both(&ia.min, &ib.max, BinOp::Sub),
+            max: both(&ia.max, &ib.min, BinOp::Sub),
+        },
+        BinOp::Mul => {
+            if let Some(c) = bc {
+                scale(ia, c)
+            } else if let Some(c) = ac {
+                scale(ib, c)
+            } else if ia.is_bounded() && ib.is_bounded() {
+                let (a0, a1, b0, b1) = (
+                    ia.min.unwrap(),
+                    ia.max.unwrap(),
+                    ib.min.unwrap(),
+                    ib.max.unwrap(),
+                );
+                let p = [
+                    bin(BinOp::Mul, a0.clone(), b0.clone()),
+                    bin(BinOp::Mul, a0, b1.clone()),
+                    bin(BinOp::Mul, a1.clone(), b0),
+                    bin(BinOp::Mul, a1, b1),
+                ];
+                let fold = |op| {
+                    p[1..]
+                        .iter()
+                        .fold(p[0].clone(), |acc, x| bin(op, acc, x.clone()))
+                };
+                Interval::new(fold(BinOp::Min), fold(BinOp::Max))
+            } else {
+                Interval::everything()
+            }
+        }
+        BinOp::Div => match bc {
+            Some(0) => Interval::constant(0, 0),
+            Some(c) if c > 0 => ia.map(|m| bin(BinOp::Div, m, Expr::i64(c))),
+            Some(c) => Interval {
+                min: ia
+                    .max
+                    .map(|m| bin(BinOp::Sub, Expr::i64(0), bin(BinOp::Div, m, Expr::i64(-c)))),
+                max: ia
+                    .min
+                    .map(|m| bin(BinOp::Sub, Expr::i64(0), bin(BinOp::Div, m, Expr::i64(-c)))),
+            },
+            None => magnitude(&ia),
+        },
+        BinOp::Rem => match bc {
+            Some(0) => Interval::constant(0, 0),
+            Some(c) => Interval::constant(0, c.abs() - 1),
+            None => match magnitude(&ib).max {
+                Some(m) => Interval::new(
+                    Expr::i64(0),
+                    bin(BinOp::Max, Expr::i64(0), bin(BinOp::Sub, m, Expr::i64(1))),
+                ),
+                None => Interval::everything(),
+            },
+        },
+        BinOp::Min => Interval {
+            min: both(&ia.min, &ib.min, BinOp::Min),
+            max: either(&ia.max, &ib.max, BinOp::Min),
+        },
+        BinOp::Max => Interval {
+            min: either(&ia.min, &ib.min, BinOp::Max),
+            max: both(&ia.max, &ib.max, BinOp::Max),
+        },
+        BinOp::And => match (ac, bc) {
+            (_, Some(c)) | (Some(c), _) if c >= 0 => Interval::constant(0, c),
+            _ if !a.ty.is_signed() && ia.is_bounded() && ib.is_bounded() => Interval {
+                min: Some(Expr::i64(0)),
+                max: both(&ia.max, &ib.max, BinOp::Min),
+            },
+            _ => Interval::everything(),
+        },
+        BinOp::Shl => match bc {
+            Some(k) if (0..62).contains(&k) => scale(ia, 1i128 << k),
+            _ => Interval::everything(),
+        },
+        BinOp::Shr => match bc {
+            Some(k) if (0..63).contains(&k) => ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k))),
+            _ => Interval::everything(),
+        },
+        _ => Interval::everything(),
+    }
+}
+
+fn scale(i: Interval, c: i128) -> Interval {
+    let m = |e: Expr| bin(BinOp::Mul, e, Expr::i64(c));
+    if c >= 0 {
+        i.map(m)
+    } else {
+        Interval {
+            min: i.max.map(m),
+            max: i.min.map(m),
+        }
+    }
+}
+
+/// `[-M, M]` where `M` bounds the magnitude of the interval's values.
+fn magnitude(i: &Interval) -> Interval {
+    match (&i.min, &i.max) {
+        (Some(lo), Some(hi)) => {
+            let m = bin(BinOp::Max, bin(BinOp::Sub, Expr::i64(0), lo.clone()), hi.clone());
+            Interval::new(bin(BinOp::Sub, Expr::i64(0), m.clone()), m)
+        }
+        _ => Interval::everything(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(d: usize) -> Expr {
+        Expr::new(ExprKind::Var(d), Type::I32)
+    }
+    fn i32c(v: i128) -> Expr {
+        Expr::i32(v)
+    }
+    fn scope(vars: Vec<Interval>) -> Scope<'static> {
+        Scope {
+            vars,
+            rvars: vec![],
+            func_value: Scope::no_funcs(),
+        }
+    }
+    fn consts(i: &Interval) -> (i128, i128) {
+        i.constants().expect("constant bounds")
+    }
+
+    #[test]
+    fn stencil_offsets_widen_the_interval() {
+        let s = scope(vec![Interval::constant(0, 99)]);
+        let e = Expr::binary(BinOp::Sub, var(0), i32c(1));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-1, 98));
+        let e = Expr::binary(BinOp::Add, Expr::binary(BinOp::Mul, i32c(2), var(0)), i32c(1));
+        assert_eq!(consts(&bounds_of(&e, &s)), (1, 199));
+    }
+
+    #[test]
+    fn division_and_remainder_are_euclidean() {
+        let s = scope(vec![Interval::constant(-5, 9)]);
+        let e = Expr::binary(BinOp::Div, var(0), i32c(2));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-3, 4));
+        let e = Expr::binary(BinOp::Div, var(0), i32c(-2));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-4, 3));
+        let e = Expr::binary(BinOp::Rem, var(0), i32c(-4));
+        assert_eq!(consts(&bounds_of(&e, &s)), (0, 3));
+    }
+
+    #[test]
+    fn clamp_bounds_an_unbounded_value() {
+        let s = scope(vec![Interval::everything()]);
+        let clamped = Expr::binary(
+            BinOp::Min,
+            Expr::binary(BinOp::Max, var(0), i32c(0)),
+            i32c(255),
+        );
+        assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 255));
+        assert!(!bounds_of(&var(0), &s).is_bounded());
+    }
+
+    #[test]
+    fn narrow_loads_are_bounded_by_their_type_and_wide_ones_are_not() {
+        let s = scope(vec![]);
+        let load = |ty| {
+            Expr::new(
+                ExprKind::Load {
+                    source: Source::Input(0),
+                    args: vec![],
+                    site: 0,
+                },
+                ty,
+            )
+        };
+        let widened = Expr::cast(Type::I32, load(Type::U8));
+        assert_eq!(consts(&bounds_of(&widened, &s)), (0, 255));
+        assert!(!bounds_of(&load(Type::I32), &s).is_bounded());
+        let narrowed = Expr::cast(Type::U8, load(Type::I32));
+        assert_eq!(consts(&bounds_of(&narrowed, &s)), (0, 255));
+    }
+
+    #[test]
+    fn saturating_cast_bounds_to_the_target_range() {
+        let s = scope(vec![Interval::everything()]);
+        let e = Expr::new(ExprKind::SaturatingCast(Box::new(var(0))), Type::U8);
+        assert_eq!(consts(&bounds_of(&e, &s)), (0, 255));
+    }
+
+    #[test]
+    fn boundary_conditions_stay_inside_the_source() {
+        let s = scope(vec![Interval::constant(-10, 200)]);
+        for mode in [BoundaryMode::ClampEdge, BoundaryMode::Mirror, BoundaryMode::Wrap] {
+            let e = Expr::new(
+                ExprKind::Boundary {
+                    mode,
+                    coord: Box::new(var(0)),
+                    min: Box::new(i32c(0)),
+                    extent: Box::new(i32c(100)),
+                },
+                Type::I32,
+            );
+            assert_eq!(consts(&bounds_of(&e, &s)), (0, 99), "{mode:?}");
+        }
+        let s = scope(vec![Interval::constant(150, 200)]);
+        let guarded = Expr::new(
+            ExprKind::Boundary {
+                mode: BoundaryMode::GuardedClamp,
+                coord: Box::new(var(0)),
+                min: Box::new(i32c(0)),
+                extent: Box::new(i32c(100)),
+            },
+            Type::I32,
+        );
+        let (lo, hi) = consts(&bounds_of(&guarded, &s));
+        assert!(lo > hi, "a read entirely outside the source demands nothing");
+    }
+
+    #[test]
+    fn products_of_two_intervals_take_all_corners() {
+        let s = scope(vec![Interval::constant(-2, 3), Interval::constant(-5, 4)]);
+        let e = Expr::binary(BinOp::Mul, var(0), var(1));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-15, 12));
+    }
+}

@@ -1,0 +1,5 @@
+//! Analyses over the IR: simplification, interval arithmetic, bounds inference.
+
+pub mod bounds;
+pub mod interval;
+pub mod simplify;

@@ -1,0 +1,219 @@
+//! A small algebraic simplifier for integer expressions, used mainly on the
+//! `i64` bound expressions of bounds inference so that generated bounds read
+//! like `out.min.y - 1` rather than `min(out.min.y + -1, out.min.y + 0)`.
+//!
+//! Rules (each applied bottom-up, children first):
+//! - constant folding of integer and boolean operations with the DSL's
+//!   semantics (wrapping, Euclidean division, x / 0 == 0);
+//! - `x + 0 -> x`, `x * 1 -> x`, `x * 0 -> 0`, `0 + x -> x`, `c + x -> x + c`;
+//! - `(x + c1) + c2 -> x + (c1 + c2)` and `(x + c1) - c2 -> x + (c1 - c2)`;
+//! - `min(x + c1, x + c2) -> x + min(c1, c2)` (also with `x` alone), same for max;
+//! - `min(x, x) -> x`, `select(true, a, b) -> a`, `select(c, a, a) -> a`;
+//! - `cast` of a constant folds.
+//!
+//! Only `i64` and `i32` additions are reassociated: bounds are computed as
+//! mathematical integers (DESIGN: coordinates stay far from the type limits,
+//! and the entry function checks every region fits in `i32`).
+
+use crate::ir::{BinOp, Expr, ExprKind, Type};
+
+/// Simplifies an expression (see the module docs for the rules).
+pub fn simplify(e: &Expr) -> Expr {
+    e.rewrite(&mut simplify_node)
+}
+
+/// Splits `x + c` into `(Some(x), c)`, a constant into `(None, c)`, anything
+/// else into `(Some(e), 0)`.
+fn split_offset(e: &Expr) -> (Option<Expr>, i128) {
+    match &e.kind {
+        ExprKind::Int(c) => (None, *c),
+        ExprKind::Binary(BinOp::Add, a, b) if b.as_int().is_some() => {
+            (Some((**a).clone()), b.as_int().unwrap())
+        }
+        _ => (Some(e.clone()), 0),
+    }
+}
+
+fn add_offset(base: Option<Expr>, c: i128, ty: Type) -> Expr {
+    match base {
+        None => Expr::int(ty, c),
+        Some(b) if c == 0 => b,
+        Some(b) => Expr::binary(BinOp::Add, b, Expr::int(ty, c)),
+    }
+}
+
+fn reassociates(ty: Type) -> bool {
+    matches!(ty, Type::I64 | Type::I32)
+}
+
+/// Folds a binary integer operation on constants with the DSL's semantics.
+pub fn fold_int(op: BinOp, ty: Type, a: i128, b: i128) -> Option<i128> {
+    let v = match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a.checked_mul(b)?,
+        BinOp::Div => {
+            if b == 0 {
+                0
+            } else {
+                a.div_euclid(b)
+            }
+        }
+        BinOp::Rem => {
+            if b == 0 {
+                0
+            } else {
+                a.rem_euclid(b)
+            }
+        }
+        BinOp::Min => a.min(b),
+        BinOp::Max => a.max(b),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        _ => return None,
+    };
+    Some(ty.wrap(v))
+}
+
+fn simplify_node(e: Expr) -> Expr {
+    let ty = e.ty;
+    match e.kind {
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (*a, *b);
+            if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+                if ty.is_int() {
+                    if let Some(v) = fold_int(op, ty, x, y) {
+                        return Expr::int(ty, v);
+                    }
+                }
+                if a.ty.is_int() && op.is_comparison() {
+                    let v = match op {
+                        BinOp::Eq => x == y,
+                        BinOp::Ne => x != y,
+                        BinOp::Lt => x < y,
+                        BinOp::Le => x <= y,
+                        BinOp::Gt => x > y,
+                        _ => x >= y,
+                    };
+                    return Expr::bool(v);
+                }
+            }
+            if ty == Type::Bool {
+                if let (ExprKind::Bool(x), ExprKind::Bool(y)) = (&a.kind, &b.kind) {
+                    match op {
+                        BinOp::And => return Expr::bool(*x && *y),
+                        BinOp::Or => return Expr::bool(*x || *y),
+                        _ => {}
+                    }
+                }
+                match (op, &a.kind, &b.kind) {
+                    (BinOp::And, ExprKind::Bool(true), _) => return b,
+                    (BinOp::And, _, ExprKind::Bool(true)) => return a,
+                    (BinOp::Or, ExprKind::Bool(false), _) => return b,
+                    (BinOp::Or, _, ExprKind::Bool(false)) => return a,
+                    _ => {}
+                }
+            }
+            if reassociates(ty) {
+                match op {
+                    BinOp::Add | BinOp::Sub => {
+                        let (xa, ca) = split_offset(&a);
+                        let (xb, cb) = split_offset(&b);
+                        let sign = if op == BinOp::Add { 1 } else { -1 };
+                        match (xa, xb) {
+                            (base, None) => return add_offset(base, ca + sign * cb, ty),
+                            (None, Some(xb)) if op == BinOp::Add => {
+                                return add_offset(Some(xb), ca + cb, ty)
+                            }
+                            (Some(xa), Some(xb)) if op == BinOp::Sub && xa == xb => {
+                                return Expr::int(ty, ca - cb)
+                            }
+                            _ => {}
+                        }
+                    }
+                    BinOp::Mul => match (a.as_int(), b.as_int()) {
+                        (Some(1), _) => return b,
+                        (_, Some(1)) => return a,
+                        (Some(0), _) | (_, Some(0)) => return Expr::int(ty, 0),
+                        _ => {}
+                    },
+                    BinOp::Div if b.as_int() == Some(1) => return a,
+                    BinOp::Min | BinOp::Max => {
+                        let (xa, ca) = split_offset(&a);
+                        let (xb, cb) = split_offset(&b);
+                        if xa == xb {
+                            let c = if op == BinOp::Min { ca.min(cb) } else { ca.max(cb) };
+                            return add_offset(xa, c, ty);
+                        }
+                    }
+                    _ => {}
+                }
+            } else if matches!(op, BinOp::Min | BinOp::Max) && a == b {
+                return a;
+            }
+            Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty)
+        }
+        ExprKind::Select(c, a, b) => match c.kind {
+            ExprKind::Bool(true) => *a,
+            ExprKind::Bool(false) => *b,
+            _ if a == b => *a,
+            _ => Expr::new(ExprKind::Select(c, a, b), ty),
+        },
+        ExprKind::Cast(a) => match a.kind {
+            ExprKind::Int(v) if ty.is_int() => Expr::int(ty, v),
+            _ if a.ty == ty => *a,
+            _ => Expr::new(ExprKind::Cast(a), ty),
+        },
+        ExprKind::Unary(crate::ir::UnOp::Neg, a) if ty.is_int() && a.as_int().is_some() => {
+            Expr::int(ty, -a.as_int().unwrap())
+        }
+        kind => Expr::new(kind, ty),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(s: usize) -> Expr {
+        Expr::sym(s)
+    }
+    fn add(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Add, a, b)
+    }
+
+    #[test]
+    fn offsets_collapse_under_min_and_max() {
+        let e = Expr::binary(
+            BinOp::Min,
+            add(sym(0), Expr::i64(-1)),
+            Expr::binary(
+                BinOp::Min,
+                sym(0),
+                add(sym(0), Expr::i64(1)),
+            ),
+        );
+        assert_eq!(simplify(&e), add(sym(0), Expr::i64(-1)));
+        let e = Expr::binary(BinOp::Max, add(sym(1), Expr::i64(2)), sym(1));
+        assert_eq!(simplify(&e), add(sym(1), Expr::i64(2)));
+    }
+
+    #[test]
+    fn constants_fold_with_euclidean_division() {
+        let e = Expr::binary(BinOp::Div, Expr::i64(-7), Expr::i64(2));
+        assert_eq!(simplify(&e), Expr::i64(-4));
+        let e = Expr::binary(BinOp::Rem, Expr::i64(-7), Expr::i64(0));
+        assert_eq!(simplify(&e), Expr::i64(0));
+        let e = Expr::binary(BinOp::Add, Expr::int(Type::U8, 200), Expr::int(Type::U8, 100));
+        assert_eq!(simplify(&e), Expr::int(Type::U8, 44));
+    }
+
+    #[test]
+    fn chains_of_offsets_merge() {
+        let e = Expr::binary(BinOp::Sub, add(add(sym(2), Expr::i64(3)), Expr::i64(4)), Expr::i64(10));
+        assert_eq!(simplify(&e), add(sym(2), Expr::i64(-3)));
+        let e = Expr::binary(BinOp::Sub, add(sym(2), Expr::i64(3)), sym(2));
+        assert_eq!(simplify(&e), Expr::i64(3));
+    }
+}

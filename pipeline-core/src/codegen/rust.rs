@@ -1,0 +1,624 @@
+//! Rust code generation: a lowered pipeline into the tokens of its entry
+//! function and its companion module (DESIGN.md 4.8).
+//!
+//! The entry converts its arguments to views, returns early when every output
+//! is empty, checks that all coordinates fit `i32`, evaluates the bounds
+//! program (shared with `required_region` through the hidden `__bounds`),
+//! checks every input against the region it must cover and allocates every
+//! intermediate buffer, all before the first store, so an error never leaves
+//! a partly written output. Stores and loads go through `ViewMut::set` and
+//! `View::at`, whose checked indexing backs up bounds inference.
+
+use crate::analysis::bounds::BoundsProgram;
+use crate::front::check::CheckedPipeline;
+use crate::ir::*;
+use crate::lower::loops::writes_output_directly;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// Everything the generator needs about one lowered pipeline.
+pub struct Input<'a> {
+    /// The checked pipeline (signature, names).
+    pub checked: &'a CheckedPipeline,
+    /// The pipeline after inlining.
+    pub pipeline: &'a Pipeline,
+    /// Bounds inference of `pipeline`.
+    pub bounds: &'a BoundsProgram,
+    /// The loop nest.
+    pub body: &'a Stmt,
+    /// `SCHEDULE` text.
+    pub schedule: &'a str,
+    /// `LOWERED` text.
+    pub lowered: &'a str,
+    /// The whole macro input, for the interpreter in tests.
+    pub source: &'a str,
+}
+
+fn rust_type(t: Type) -> TokenStream {
+    let id = Ident::new(t.name(), Span::call_site());
+    quote!(#id)
+}
+
+fn int_lit(t: Type, v: i128) -> TokenStream {
+    let lit = match t {
+        Type::Bool => return if v != 0 { quote!(true) } else { quote!(false) },
+        Type::U8 => Literal::u8_suffixed(v as u8),
+        Type::U16 => Literal::u16_suffixed(v as u16),
+        Type::U32 => Literal::u32_suffixed(v as u32),
+        Type::U64 => Literal::u64_suffixed(v as u64),
+        Type::I8 => Literal::i8_suffixed(v.unsigned_abs() as i8),
+        Type::I16 => Literal::i16_suffixed(v.unsigned_abs() as i16),
+        Type::I32 => Literal::i32_suffixed(v.unsigned_abs() as i32),
+        Type::I64 => Literal::i64_suffixed(v.unsigned_abs() as i64),
+        Type::F32 | Type::F64 => unreachable!("int_lit of a float type"),
+    };
+    // The magnitude of MIN does not fit its type: write it as MIN.
+    if t.is_signed() && v == t.int_min() {
+        let ty = rust_type(t);
+        return quote!(#ty::MIN);
+    }
+    if v < 0 {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
+    }
+}
+
+fn float_lit(t: Type, v: f64) -> TokenStream {
+    let ty = rust_type(t);
+    if v.is_nan() {
+        return quote!(#ty::NAN);
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { quote!(#ty::INFINITY) } else { quote!(#ty::NEG_INFINITY) };
+    }
+    let lit = if t == Type::F32 {
+        Literal::f32_suffixed((v as f32).abs())
+    } else {
+        Literal::f64_suffixed(v.abs())
+    };
+    if v.is_sign_negative() {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
+    }
+}
+
+struct Gen<'a> {
+    p: &'a Pipeline,
+    b: &'a BoundsProgram,
+}
+
+fn var_ident(v: LoopVar) -> Ident {
+    match v {
+        LoopVar::Pure(f, d) => format_ident!("__x{}_{}", f, d),
+        LoopVar::Reduction(f, k, r) => format_ident!("__rv{}_{}_{}", f, k, r),
+    }
+}
+
+fn sym(s: SymId) -> TokenStream {
+    let i = Literal::usize_unsuffixed(s);
+    quote!(__s[#i])
+}
+
+impl Gen<'_> {
+    fn writer(&self, f: FuncId) -> Ident {
+        match self.p.outputs.iter().position(|&o| o == f) {
+            Some(k) if writes_output_directly(self.p, f) => format_ident!("__out{}", k),
+            _ => format_ident!("__w{}", f),
+        }
+    }
+
+    fn coords(&self, args: &[Expr], f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+        let a: Vec<TokenStream> = args.iter().map(|a| self.expr(a, f, k)).collect();
+        quote!([#((#a) as i64),*])
+    }
+
+    /// Emits an expression inside the stage `update` of func `f`.
+    fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+        let sub = |x: &Expr| self.expr(x, f, k);
+        let ty = rust_type(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_lit(e.ty, *v),
+            ExprKind::Float(v) => float_lit(e.ty, *v),
+            ExprKind::Bool(b) => quote!(#b),
+            ExprKind::Var(d) => {
+                let id = var_ident(LoopVar::Pure(f.expect("a pure variable outside a stage"), *d));
+                quote!(#id)
+            }
+            ExprKind::RVar(r) => {
+                let id = var_ident(LoopVar::Reduction(f.expect("an rvar outside a stage"), k.expect("an rvar outside an update"), *r));
+                quote!(#id)
+            }
+            ExprKind::Param(i) => {
+                let id = format_ident!("__p{}", i);
+                quote!(#id)
+            }
+            ExprKind::InputMin(i, d) => {
+                let id = format_ident!("__in{}_min{}", i, d);
+                quote!(#id)
+            }
+            ExprKind::InputExtent(i, d) => {
+                let id = format_ident!("__in{}_ext{}", i, d);
+                quote!(#id)
+            }
+            ExprKind::Sym(s) => sym(*s),
+            ExprKind::Unary(op, a) => {
+                let a = sub(a);
+                match (op, e.ty) {
+                    (UnOp::Neg, t) if t.is_int() => quote!((#a).wrapping_neg()),
+                    (UnOp::Neg, _) => quote!((-(#a))),
+                    (UnOp::Not, _) => quote!((!(#a))),
+                    (UnOp::Abs, t) if t.is_signed() => quote!((#a).wrapping_abs()),
+                    (UnOp::Abs, t) if t.is_float() => quote!((#a).abs()),
+                    (UnOp::Abs, _) => a,
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let operand_ty = a.ty;
+                let (x, y) = (sub(a), sub(b));
+                if operand_ty.is_int() {
+                    let oty = rust_type(operand_ty);
+                    match op {
+                        BinOp::Add => quote!((#x).wrapping_add(#y)),
+                        BinOp::Sub => quote!((#x).wrapping_sub(#y)),
+                        BinOp::Mul => quote!((#x).wrapping_mul(#y)),
+                        BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
+                        BinOp::Rem => quote!(<#oty as ::pipeline::rt::IntOps>::rem_e(#x, #y)),
+                        BinOp::Min => quote!(::core::cmp::min::<#oty>(#x, #y)),
+                        BinOp::Max => quote!(::core::cmp::max::<#oty>(#x, #y)),
+                        BinOp::And => quote!((#x & #y)),
+                        BinOp::Or => quote!((#x | #y)),
+                        BinOp::Xor => quote!((#x ^ #y)),
+                        BinOp::Shl => quote!(<#oty as ::pipeline::rt::IntOps>::shl_w(#x, (#y) as u32)),
+                        BinOp::Shr => quote!(<#oty as ::pipeline::rt::IntOps>::shr_w(#x, (#y) as u32)),
+                        BinOp::Eq => quote!((#x == #y)),
+                        BinOp::Ne => quote!((#x != #y)),
+                        BinOp::Lt => quote!((#x < #y)),
+                        BinOp::Le => quote!((#x <= #y)),
+                        BinOp::Gt => quote!((#x > #y)),
+                        BinOp::Ge => quote!((#x >= #y)),
+                    }
+                } else if operand_ty.is_float() {
+                    let oty = rust_type(operand_ty);
+                    match op {
+                        BinOp::Add => quote!((#x + #y)),
+                        BinOp::Sub => quote!((#x - #y)),
+                        BinOp::Mul => quote!((#x * #y)),
+                        BinOp::Div => quote!((#x / #y)),
+                        BinOp::Rem => quote!(<#oty as ::pipeline::rt::FloatOps>::rem_f(#x, #y)),
+                        BinOp::Min => quote!(<#oty>::min(#x, #y)),
+                        BinOp::Max => quote!(<#oty>::max(#x, #y)),
+                        BinOp::Eq => quote!((#x == #y)),
+                        BinOp::Ne => quote!((#x != #y)),
+                        BinOp::Lt => quote!((#x < #y)),
+                        BinOp::Le => quote!((#x <= #y)),
+                        BinOp::Gt => quote!((#x > #y)),
+                        BinOp::Ge => quote!((#x >= #y)),
+                        other => unreachable!("{other:?} on floats is rejected by the checker"),
+                    }
+                } else {
+                    match op {
+                        BinOp::And => quote!((#x && #y)),
+                        BinOp::Or => quote!((#x || #y)),
+                        BinOp::Xor => quote!((#x ^ #y)),
+                        BinOp::Eq => quote!((#x == #y)),
+                        BinOp::Ne => quote!((#x != #y)),
+                        BinOp::Lt => quote!((!(#x) & (#y))),
+                        BinOp::Le => quote!((#x <= #y)),
+                        BinOp::Gt => quote!(((#x) & !(#y))),
+                        BinOp::Ge => quote!((#x >= #y)),
+                        other => unreachable!("{other:?} on bools is rejected by the checker"),
+                    }
+                }
+            }
+            ExprKind::Select(c, a, b) => {
+                let (c, a, b) = (sub(c), sub(a), sub(b));
+                quote!((if #c { #a } else { #b }))
+            }
+            ExprKind::Cast(a) => {
+                let x = sub(a);
+                quote!(((#x) as #ty))
+            }
+            ExprKind::SaturatingCast(a) => {
+                let from = rust_type(a.ty);
+                let x = sub(a);
+                quote!(<#from as ::pipeline::rt::SaturatingCast<#ty>>::saturating_cast(#x))
+            }
+            ExprKind::Math(m, args) => {
+                let x = sub(&args[0]);
+                let y = args.get(1).map(&sub);
+                match m {
+                    MathFn::Sqrt => quote!(<#ty>::sqrt(#x)),
+                    MathFn::Exp | MathFn::FastExp => quote!(<#ty>::exp(#x)),
+                    MathFn::Log | MathFn::FastLog => quote!(<#ty>::ln(#x)),
+                    MathFn::Pow => quote!(<#ty>::powf(#x, #y)),
+                    MathFn::Sin => quote!(<#ty>::sin(#x)),
+                    MathFn::Cos => quote!(<#ty>::cos(#x)),
+                    MathFn::Tan => quote!(<#ty>::tan(#x)),
+                    MathFn::Atan2 => quote!(<#ty>::atan2(#x, #y)),
+                    MathFn::Floor => quote!(<#ty>::floor(#x)),
+                    MathFn::Ceil => quote!(<#ty>::ceil(#x)),
+                    MathFn::Round => quote!(<#ty>::round(#x)),
+                    MathFn::Trunc => quote!(<#ty>::trunc(#x)),
+                }
+            }
+            ExprKind::Load { source, args, .. } => {
+                let c = self.coords(args, f, k);
+                match source {
+                    Source::Input(i) => {
+                        let v = format_ident!("__in{}", i);
+                        quote!(#v.at(#c))
+                    }
+                    Source::Func(g) if Some(*g) == f => {
+                        let w = self.writer(*g);
+                        quote!(#w.at(#c))
+                    }
+                    Source::Func(g) => {
+                        let r = format_ident!("__r{}", g);
+                        quote!(#r.at(#c))
+                    }
+                }
+            }
+            ExprKind::Boundary { mode, coord, min, extent } => {
+                let (c, lo, n) = (sub(coord), sub(min), sub(extent));
+                let helper = match mode {
+                    BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => quote!(clamp_coord),
+                    BoundaryMode::Mirror => quote!(mirror_coord),
+                    BoundaryMode::MirrorInterior => quote!(mirror_interior_coord),
+                    BoundaryMode::Wrap => quote!(wrap_coord),
+                };
+                quote!(::pipeline::rt::#helper(#c, #lo, #n))
+            }
+        }
+    }
+
+    fn stmt(&self, s: &Stmt) -> TokenStream {
+        match s {
+            Stmt::Allocate { func, body } => {
+                let f = &self.p.funcs[*func];
+                let ty = rust_type(f.ty);
+                let n = Literal::usize_unsuffixed(f.dims());
+                let name = &f.name;
+                let buf = format_ident!("__buf{}", func);
+                let (lo, hi) = self.region(*func);
+                let body = self.stmt(body);
+                quote! {
+                    let mut #buf = ::pipeline::rt::alloc::<#ty, #n>(#name, #lo, #hi)?;
+                    #body
+                }
+            }
+            Stmt::Block(stmts) => {
+                let parts = stmts.iter().map(|s| self.stage(s));
+                quote!(#(#parts)*)
+            }
+            Stmt::For { var, min, max, kind, body } => {
+                let id = var_ident(*var);
+                let inner = self.stmt(body);
+                match kind {
+                    ForKind::Serial => {
+                        let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
+                        quote! {
+                            for __l in (#lo)..=(#hi) {
+                                let #id: i32 = __l as i32;
+                                #inner
+                            }
+                        }
+                    }
+                    ForKind::Parallel => {
+                        let LoopVar::Pure(f, d) = var else {
+                            unreachable!("only pure loops run in parallel")
+                        };
+                        let w = self.writer(*f);
+                        let d = Literal::usize_unsuffixed(*d);
+                        quote! {
+                            ::pipeline::rt::par_split(#w.reborrow(), #d, |mut #w| {
+                                let __lo: i64 = #w.origin()[#d];
+                                let __hi: i64 = __lo + #w.shape()[#d] as i64 - 1;
+                                for __l in __lo..=__hi {
+                                    let #id: i32 = __l as i32;
+                                    #inner
+                                }
+                            });
+                        }
+                    }
+                }
+            }
+            Stmt::Store { func, update, args, value } => {
+                let w = self.writer(*func);
+                let c = self.coords(args, Some(*func), *update);
+                let v = self.expr(value, Some(*func), *update);
+                quote!(#w.set(#c, #v);)
+            }
+            Stmt::If { cond, body } => {
+                let c = self.expr(cond, None, None);
+                let b = self.stmt(body);
+                quote!(if #c { #b })
+            }
+            Stmt::CopyToOutput { func, output } => {
+                let out = format_ident!("__out{}", output);
+                let r = format_ident!("__r{}", func);
+                quote! {
+                    {
+                        let (__o, __sh) = (#out.origin(), #out.shape());
+                        #out.copy_from(&#r.crop(__o, __sh)?)?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A statement of a block: stages of a func with a buffer of its own get
+    /// its writer view around them and refresh its reader view after them.
+    fn stage(&self, s: &Stmt) -> TokenStream {
+        let code = self.stmt(s);
+        let f = match s {
+            Stmt::For { var, .. } => var.func(),
+            Stmt::Store { func, .. } => *func,
+            _ => return code,
+        };
+        if self.writer(f) != format_ident!("__w{}", f) {
+            return code;
+        }
+        let (buf, w, r) = (format_ident!("__buf{}", f), format_ident!("__w{}", f), format_ident!("__r{}", f));
+        let (lo, _) = self.region(f);
+        quote! {
+            {
+                let mut #w = #buf.view_mut().with_origin(#lo);
+                #code
+            }
+            let #r = #buf.view().with_origin(#lo);
+        }
+    }
+
+    /// The `[min..]` and `[max..]` arrays of a func's realized region.
+    fn region(&self, f: FuncId) -> (TokenStream, TokenStream) {
+        let lo = self.b.realized[f].iter().map(|&(l, _)| sym(l));
+        let hi = self.b.realized[f].iter().map(|&(_, h)| sym(h));
+        (quote!([#(#lo),*]), quote!([#(#hi),*]))
+    }
+}
+
+/// Generates the entry function and its module for one pipeline.
+pub fn generate(input: &Input) -> TokenStream {
+    let p = input.pipeline;
+    let b = input.bounds;
+    let cp = input.checked;
+    let name = &cp.ident;
+    let vis = &cp.vis;
+    let attrs = &cp.attrs;
+    let g = Gen { p, b };
+
+    // Parameters of the entry, in declaration order, then the outputs.
+    let mut params = Vec::new();
+    let mut prologue = Vec::new();
+    let mut bounds_params = Vec::new();
+    let mut bounds_args = Vec::new();
+    let mut region_params = Vec::new();
+    let mut region_args = Vec::new();
+    let mut shape_params = Vec::new();
+    let mut shape_locals = Vec::new();
+    for &(is_input, i) in &p.arg_order {
+        if is_input {
+            let inp = &p.inputs[i];
+            let user = Ident::new(&inp.name, Span::call_site());
+            let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
+            let v = format_ident!("__in{}", i);
+            let (mn, sh) = (format_ident!("__in{}_min", i), format_ident!("__in{}_shape", i));
+            params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
+            let label = format!("input `{}`", inp.name);
+            prologue.push(quote! {
+                let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
+                ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
+            });
+            bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
+            bounds_args.push(quote!(#v.origin(), #v.shape()));
+            region_params.push(quote!(#user: ::pipeline::Region<#n>));
+            region_args.push(quote!(#user.min, #user.shape));
+            shape_params.push(quote!(#user: [usize; #n]));
+            for d in 0..inp.dims {
+                let (e, dd) = (format_ident!("__in{}_ext{}", i, d), Literal::usize_unsuffixed(d));
+                let m = format_ident!("__in{}_min{}", i, d);
+                shape_locals.push(quote!(let #e: i32 = #user[#dd] as i32; let #m: i32 = 0;));
+            }
+        } else {
+            let par = &p.params[i];
+            let user = Ident::new(&par.name, Span::call_site());
+            let ty = rust_type(par.ty);
+            let v = format_ident!("__p{}", i);
+            params.push(quote!(#user: #ty));
+            prologue.push(quote!(let #v: #ty = #user;));
+            bounds_params.push(quote!(#v: #ty));
+            bounds_args.push(quote!(#v));
+            region_params.push(quote!(#user: #ty));
+            region_args.push(quote!(#user));
+        }
+    }
+    let mut out_names = Vec::new();
+    let mut empty_checks = Vec::new();
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let decl = &cp.outputs[k];
+        let (ty, n) = (rust_type(decl.ty), Literal::usize_unsuffixed(decl.dims));
+        let mut pname = sanitize(&p.funcs[f].name);
+        if p.inputs.iter().any(|i| i.name == pname) || p.params.iter().any(|i| i.name == pname) || out_names.contains(&pname) {
+            pname = format!("{pname}_out{k}");
+        }
+        out_names.push(pname.clone());
+        let user = Ident::new(&pname, Span::call_site());
+        let v = format_ident!("__out{}", k);
+        let (mn, sh) = (format_ident!("__out{}_min", k), format_ident!("__out{}_shape", k));
+        params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
+        let label = format!("output `{}`", p.funcs[f].name);
+        prologue.push(quote! {
+            let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
+            ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
+        });
+        empty_checks.push(quote!(#v.shape().contains(&0)));
+        bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
+        bounds_args.push(quote!(#v.origin(), #v.shape()));
+        region_params.push(quote!(#user: ::pipeline::Region<#n>));
+        region_args.push(quote!(#user.min, #user.shape));
+    }
+
+    // The bounds program, shared by the entry and required_region.
+    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
+    let mut bounds_body = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let (mn, sh) = (format_ident!("__in{}_min", i), format_ident!("__in{}_shape", i));
+        for d in 0..inp.dims {
+            let dd = Literal::usize_unsuffixed(d);
+            let (m, e) = (format_ident!("__in{}_min{}", i, d), format_ident!("__in{}_ext{}", i, d));
+            bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
+        }
+    }
+    for (k, region) in b.outputs.iter().enumerate() {
+        let (mn, sh) = (format_ident!("__out{}_min", k), format_ident!("__out{}_shape", k));
+        for (d, &(lo, hi)) in region.iter().enumerate() {
+            let dd = Literal::usize_unsuffixed(d);
+            let (l, h) = (sym(lo), sym(hi));
+            bounds_body.push(quote! {
+                #l = #mn[#dd];
+                #h = #mn[#dd] + #sh[#dd] as i64 - 1;
+            });
+        }
+    }
+    for (s, def) in b.syms.iter().enumerate() {
+        if let Some(v) = &def.value {
+            let (l, e) = (sym(s), g.expr(v, None, None));
+            bounds_body.push(quote!(#l = #e;));
+        }
+    }
+
+    // Input checks before any work.
+    let mut checks = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let v = format_ident!("__in{}", i);
+        let name = &inp.name;
+        let lo = b.inputs[i].iter().map(|&(l, _)| sym(l));
+        let hi = b.inputs[i].iter().map(|&(_, h)| sym(h));
+        checks.push(quote!(::pipeline::rt::check_input(#name, &#v, [#(#lo),*], [#(#hi),*])?;));
+    }
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let v = format_ident!("__in{}", i);
+        for d in 0..inp.dims {
+            let dd = Literal::usize_unsuffixed(d);
+            let (m, e) = (format_ident!("__in{}_min{}", i, d), format_ident!("__in{}_ext{}", i, d));
+            checks.push(quote!(let #m: i32 = #v.origin()[#dd] as i32; let #e: i32 = #v.shape()[#dd] as i32;));
+        }
+    }
+
+    let body = g.stmt(input.body);
+
+    // required_region: one region per input.
+    let regions: Vec<TokenStream> = p
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let lo: Vec<TokenStream> = b.inputs[i].iter().map(|&(l, _)| sym(l)).collect();
+            let hi: Vec<TokenStream> = b.inputs[i].iter().map(|&(_, h)| sym(h)).collect();
+            quote!(::pipeline::rt::region_from_bounds([#(#lo),*], [#(#hi),*]))
+        })
+        .collect();
+    let region_ret: Vec<TokenStream> = p
+        .inputs
+        .iter()
+        .map(|i| {
+            let n = Literal::usize_unsuffixed(i.dims);
+            quote!(::pipeline::Region<#n>)
+        })
+        .collect();
+    let (region_ty, region_val) = tuple_or_single(region_ret, regions);
+
+    // output_shape: the natural extent of each output.
+    let mut shapes = Vec::new();
+    let mut shape_tys = Vec::new();
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let func = &input.checked.pipeline.funcs[f];
+        let dims: Vec<TokenStream> = (0..cp.outputs[k].dims)
+            .map(|d| match func.natural_extent.get(d).cloned().flatten() {
+                Some(e) => {
+                    let e = g.expr(&e, None, None);
+                    quote!(::core::cmp::max(#e, 0) as usize)
+                }
+                None => match p.inputs.iter().position(|i| i.dims > d) {
+                    Some(i) => {
+                        let e = format_ident!("__in{}_ext{}", i, d);
+                        quote!(::core::cmp::max(#e, 0) as usize)
+                    }
+                    None => quote!(0usize),
+                },
+            })
+            .collect();
+        let n = Literal::usize_unsuffixed(cp.outputs[k].dims);
+        shapes.push(quote!([#(#dims),*]));
+        shape_tys.push(quote!([usize; #n]));
+    }
+    let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
+
+    let schedule = input.schedule;
+    let lowered = input.lowered;
+    let source = input.source;
+    let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (DESIGN.md 4.7).");
+    let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
+    quote! {
+        #(#attrs)*
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
+        #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            #(#prologue)*
+            if true #(&& #empty_checks)* {
+                return ::core::result::Result::Ok(());
+            }
+            let __s: [i64; #nsyms] = #name::__bounds(#(#bounds_args),*);
+            #(#checks)*
+            #body
+            ::core::result::Result::Ok(())
+        }
+
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, dead_code)]
+        #vis mod #name {
+            #[doc = #doc_shape]
+            pub fn output_shape(#(#shape_params),*) -> #shape_ty {
+                #(#shape_locals)*
+                #shape_val
+            }
+
+            #[doc = #doc_region]
+            pub fn required_region(#(#region_params),*) -> #region_ty {
+                let __s: [i64; #nsyms] = __bounds(#(#region_args),*);
+                #region_val
+            }
+
+            /// The schedule this pipeline was compiled with, in `schedule` block syntax.
+            pub const SCHEDULE: &str = #schedule;
+            /// The lowered loop nest, as readable pseudo-code.
+            pub const LOWERED: &str = #lowered;
+            #[doc(hidden)]
+            pub const __SOURCE: &str = #source;
+
+            #[doc(hidden)]
+            pub fn __bounds(#(#bounds_params),*) -> [i64; #nsyms] {
+                let mut __s = [0i64; #nsyms];
+                #(#bounds_body)*
+                __s
+            }
+        }
+    }
+}
+
+fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStream, TokenStream) {
+    if tys.len() == 1 {
+        (tys[0].clone(), vals[0].clone())
+    } else {
+        (quote!((#(#tys),*)), quote!((#(#vals),*)))
+    }
+}
+
+/// `gauss[2]` -> `gauss_2`.
+pub fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    s.trim_end_matches('_').to_string()
+}

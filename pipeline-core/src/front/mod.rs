@@ -1,0 +1,5 @@
+//! The front end: parsing, checking and elaboration of the DSL.
+
+pub mod check;
+pub mod parse;
+pub mod schedule;

@@ -1,0 +1,445 @@
+//! Expressions of the IR.
+//!
+//! Semantics, stated once (DESIGN.md 4.5): every expression has one scalar
+//! [`Type`]; integer arithmetic wraps; integer `/` and `%` are Euclidean with
+//! `x / 0 == 0 == x % 0`; shifts take their amount modulo the bit width; float `%`
+//! is the floored remainder `a - b * floor(a / b)`; casts are Rust `as`. Loads are
+//! side-effect free, so `Select` may evaluate only the branch it takes (generated
+//! code and the interpreter both do, which keeps guarded loads such as a
+//! `constant()` boundary condition in range). Coordinates are `i32`; bounds
+//! computations use `i64` and the [`ExprKind::Sym`] leaves of a bounds program.
+
+use super::types::Type;
+
+/// Index of a func in [`super::Pipeline::funcs`].
+pub type FuncId = usize;
+/// Index of an input image in [`super::Pipeline::inputs`].
+pub type InputId = usize;
+/// Index of a symbol of a bounds program (an `i64` computed at run time).
+pub type SymId = usize;
+
+/// Where a load reads from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// A func of the pipeline.
+    Func(FuncId),
+    /// An input image.
+    Input(InputId),
+}
+
+/// How a boundary condition maps a coordinate into `[min, min + extent)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoundaryMode {
+    /// `clamp_edge()`: aaa|abc.
+    ClampEdge,
+    /// `mirror()`: cba|abc.
+    Mirror,
+    /// `mirror_interior()`: cb|abc.
+    MirrorInterior,
+    /// `wrap()`: abc|abc.
+    Wrap,
+    /// The clamped coordinate of `constant(v)`, only ever loaded under a guard
+    /// that the original coordinate is inside; its bounds are the intersection
+    /// of the coordinate's interval with the source, so an empty or distant
+    /// source demands nothing.
+    GuardedClamp,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// Wrapping negation (ints), negation (floats).
+    Neg,
+    /// Bitwise not (ints), logical not (bool).
+    Not,
+    /// Absolute value keeping the type (wrapping: `abs(i32::MIN) == i32::MIN`).
+    Abs,
+}
+
+/// Binary operators. Both operands have the same type except for shifts,
+/// whose amount may be any integer type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (Euclidean for ints, x / 0 == 0)
+    Div,
+    /// `%` (Euclidean for ints, floored for floats)
+    Rem,
+    /// `min`
+    Min,
+    /// `max`
+    Max,
+    /// `&` (bitwise on ints, logical on bool)
+    And,
+    /// `|`
+    Or,
+    /// `^`
+    Xor,
+    /// `<<`
+    Shl,
+    /// `>>` (arithmetic on signed ints)
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl BinOp {
+    /// True for the comparisons, whose result is `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    /// The operator's spelling in the DSL (`min`/`max` are functions).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Min => "min",
+            BinOp::Max => "max",
+            BinOp::And => "&",
+            BinOp::Or => "|",
+            BinOp::Xor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+}
+
+/// Float math built-ins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `sqrt(a)`
+    Sqrt,
+    /// `exp(a)`
+    Exp,
+    /// `log(a)` (natural)
+    Log,
+    /// `pow(a, b)`
+    Pow,
+    /// `sin(a)`
+    Sin,
+    /// `cos(a)`
+    Cos,
+    /// `tan(a)`
+    Tan,
+    /// `atan2(y, x)`
+    Atan2,
+    /// `floor(a)`
+    Floor,
+    /// `ceil(a)`
+    Ceil,
+    /// `round(a)`: half away from zero, like Rust's `round`.
+    Round,
+    /// `trunc(a)`
+    Trunc,
+    /// `fast_exp(a)`: within 1e-3 relative of `exp`.
+    FastExp,
+    /// `fast_log(a)`: within 1e-3 relative of `log`.
+    FastLog,
+}
+
+impl MathFn {
+    /// Looks a built-in up by its DSL name.
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        Some(match name {
+            "sqrt" => MathFn::Sqrt,
+            "exp" => MathFn::Exp,
+            "log" => MathFn::Log,
+            "pow" => MathFn::Pow,
+            "sin" => MathFn::Sin,
+            "cos" => MathFn::Cos,
+            "tan" => MathFn::Tan,
+            "atan2" => MathFn::Atan2,
+            "floor" => MathFn::Floor,
+            "ceil" => MathFn::Ceil,
+            "round" => MathFn::Round,
+            "trunc" => MathFn::Trunc,
+            "fast_exp" => MathFn::FastExp,
+            "fast_log" => MathFn::FastLog,
+            _ => return None,
+        })
+    }
+
+    /// The DSL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Atan2 => "atan2",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Round => "round",
+            MathFn::Trunc => "trunc",
+            MathFn::FastExp => "fast_exp",
+            MathFn::FastLog => "fast_log",
+        }
+    }
+
+    /// Number of operands.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Pow | MathFn::Atan2 => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A typed expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What the expression computes.
+    pub kind: ExprKind,
+    /// Its type.
+    pub ty: Type,
+}
+
+/// The expression nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer constant, already wrapped into the type.
+    Int(i128),
+    /// A float constant (an f32 constant holds an exactly representable f64).
+    Float(f64),
+    /// A boolean constant.
+    Bool(bool),
+    /// The pure variable of dimension `n` of the enclosing definition (i32).
+    Var(usize),
+    /// Reduction variable `n` of the enclosing update (i32).
+    RVar(usize),
+    /// Scalar parameter `n` of the pipeline.
+    Param(usize),
+    /// The first coordinate of dimension `d` of an input (i32).
+    InputMin(InputId, usize),
+    /// The extent of dimension `d` of an input (i32).
+    InputExtent(InputId, usize),
+    /// A symbol of a bounds program (i64).
+    Sym(SymId),
+    /// A unary operation.
+    Unary(UnOp, Box<Expr>),
+    /// A binary operation.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `select(c, a, b)`: a where c holds, else b.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Rust `as` conversion to `ty`.
+    Cast(Box<Expr>),
+    /// `saturating_cast::<ty>(e)`: clamp into ty's range, then convert.
+    SaturatingCast(Box<Expr>),
+    /// A float built-in.
+    Math(MathFn, Vec<Expr>),
+    /// A read of a func or input at integer coordinates. `site` indexes
+    /// [`super::Pipeline::sites`], the user's tokens of the call.
+    Load {
+        /// What is read.
+        source: Source,
+        /// One i32 coordinate per dimension.
+        args: Vec<Expr>,
+        /// The call site, for diagnostics.
+        site: usize,
+    },
+    /// A boundary condition applied to one coordinate: maps `coord` into
+    /// `[min, min + extent)` (all i32).
+    Boundary {
+        /// How the coordinate is mapped.
+        mode: BoundaryMode,
+        /// The coordinate asked for.
+        coord: Box<Expr>,
+        /// The first valid coordinate.
+        min: Box<Expr>,
+        /// The number of valid coordinates.
+        extent: Box<Expr>,
+    },
+}
+
+impl Expr {
+    /// An integer constant of type `ty`, wrapped into it.
+    pub fn int(ty: Type, v: i128) -> Expr {
+        Expr {
+            kind: ExprKind::Int(ty.wrap(v)),
+            ty,
+        }
+    }
+
+    /// An i32 constant.
+    pub fn i32(v: i128) -> Expr {
+        Expr::int(Type::I32, v)
+    }
+
+    /// An i64 constant.
+    pub fn i64(v: i128) -> Expr {
+        Expr::int(Type::I64, v)
+    }
+
+    /// A float constant of type `ty` (rounded to f32 when `ty` is f32).
+    pub fn float(ty: Type, v: f64) -> Expr {
+        let v = if ty == Type::F32 { v as f32 as f64 } else { v };
+        Expr {
+            kind: ExprKind::Float(v),
+            ty,
+        }
+    }
+
+    /// A boolean constant.
+    pub fn bool(v: bool) -> Expr {
+        Expr {
+            kind: ExprKind::Bool(v),
+            ty: Type::Bool,
+        }
+    }
+
+    /// A leaf or node of the given type.
+    pub fn new(kind: ExprKind, ty: Type) -> Expr {
+        Expr { kind, ty }
+    }
+
+    /// A binary operation; the type is bool for comparisons, else `a`'s.
+    pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+        let ty = if op.is_comparison() { Type::Bool } else { a.ty };
+        Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty)
+    }
+
+    /// `select(c, a, b)`.
+    pub fn select(c: Expr, a: Expr, b: Expr) -> Expr {
+        let ty = a.ty;
+        Expr::new(ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)), ty)
+    }
+
+    /// `e as ty`, or `e` itself when it already has that type.
+    pub fn cast(ty: Type, e: Expr) -> Expr {
+        if e.ty == ty {
+            e
+        } else {
+            Expr::new(ExprKind::Cast(Box::new(e)), ty)
+        }
+    }
+
+    /// A symbol of a bounds program (i64).
+    pub fn sym(s: SymId) -> Expr {
+        Expr::new(ExprKind::Sym(s), Type::I64)
+    }
+
+    /// The constant value if this is an integer constant.
+    pub fn as_int(&self) -> Option<i128> {
+        match self.kind {
+            ExprKind::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on each direct child.
+    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+        match &self.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Var(_)
+            | ExprKind::RVar(_)
+            | ExprKind::Param(_)
+            | ExprKind::InputMin(..)
+            | ExprKind::InputExtent(..)
+            | ExprKind::Sym(_) => {}
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => f(a),
+            ExprKind::Binary(_, a, b) => {
+                f(a);
+                f(b)
+            }
+            ExprKind::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b)
+            }
+            ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.iter().for_each(f),
+            ExprKind::Boundary {
+                coord, min, extent, ..
+            } => {
+                f(coord);
+                f(min);
+                f(extent)
+            }
+        }
+    }
+
+    /// Rebuilds the expression bottom-up: `f` sees each node after its children
+    /// have been rewritten and returns its replacement.
+    pub fn rewrite(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
+        let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| -> Box<Expr> {
+            Box::new(rewrite_dyn(e, f))
+        };
+        let kind = match &self.kind {
+            ExprKind::Unary(op, a) => ExprKind::Unary(*op, b(a, f)),
+            ExprKind::Cast(a) => ExprKind::Cast(b(a, f)),
+            ExprKind::SaturatingCast(a) => ExprKind::SaturatingCast(b(a, f)),
+            ExprKind::Binary(op, x, y) => ExprKind::Binary(*op, b(x, f), b(y, f)),
+            ExprKind::Select(c, x, y) => ExprKind::Select(b(c, f), b(x, f), b(y, f)),
+            ExprKind::Math(m, args) => {
+                ExprKind::Math(*m, args.iter().map(|a| rewrite_dyn(a, f)).collect())
+            }
+            ExprKind::Load { source, args, site } => ExprKind::Load {
+                source: *source,
+                args: args.iter().map(|a| rewrite_dyn(a, f)).collect(),
+                site: *site,
+            },
+            ExprKind::Boundary {
+                mode,
+                coord,
+                min,
+                extent,
+            } => ExprKind::Boundary {
+                mode: *mode,
+                coord: b(coord, f),
+                min: b(min, f),
+                extent: b(extent, f),
+            },
+            leaf => leaf.clone(),
+        };
+        f(Expr::new(kind, self.ty))
+    }
+
+    /// Visits every node, parents before children.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        self.for_each_child(|c| c.visit(f));
+    }
+
+    /// True if any node satisfies `pred`.
+    pub fn any(&self, pred: &mut impl FnMut(&Expr) -> bool) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found = found || pred(e));
+        found
+    }
+}
+
+fn rewrite_dyn(e: &Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+    e.rewrite(&mut |x| f(x))
+}

@@ -1,0 +1,13 @@
+//! The intermediate representation: scalar types, expressions and the checked
+//! pipeline (funcs over an infinite integer domain, as in Halide).
+
+mod expr;
+mod pipeline;
+mod stmt;
+pub mod print;
+mod types;
+
+pub use expr::*;
+pub use pipeline::*;
+pub use stmt::*;
+pub use types::Type;

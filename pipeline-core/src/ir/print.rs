@@ -1,0 +1,159 @@
+//! The readable text form of expressions and lowered statements: what
+//! `NAME::LOWERED` shows, in the DSL's own syntax where it has one.
+
+use super::*;
+use std::fmt::Write;
+
+/// Names for the leaves of expressions.
+pub struct Names<'a> {
+    /// The pipeline (func, input and param names).
+    pub pipeline: &'a Pipeline,
+    /// Names of bounds symbols.
+    pub syms: &'a [String],
+}
+
+impl Names<'_> {
+    /// Prints an expression in the context of func `f`'s stage `update`.
+    pub fn expr(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>) -> String {
+        let p = self.pipeline;
+        let sub = |x: &Expr| self.expr(x, f, update);
+        match &e.kind {
+            ExprKind::Int(v) => {
+                if matches!(e.ty, Type::I32 | Type::I64) {
+                    v.to_string()
+                } else {
+                    format!("{v}{}", e.ty)
+                }
+            }
+            ExprKind::Float(v) => {
+                if e.ty == Type::F32 {
+                    format!("{:?}", *v as f32)
+                } else {
+                    format!("{v:?}f64")
+                }
+            }
+            ExprKind::Bool(b) => b.to_string(),
+            ExprKind::Var(d) => f
+                .and_then(|f| p.funcs[f].vars.get(*d).cloned())
+                .unwrap_or_else(|| format!("v{d}")),
+            ExprKind::RVar(r) => match (f, update) {
+                (Some(f), Some(k)) => p.funcs[f].updates[k].rdom[*r].name.clone(),
+                _ => format!("r{r}"),
+            },
+            ExprKind::Param(i) => p.params[*i].name.clone(),
+            ExprKind::InputMin(i, d) => format!("{}.min({d})", p.inputs[*i].name),
+            ExprKind::InputExtent(i, d) => format!("{}.extent({d})", p.inputs[*i].name),
+            ExprKind::Sym(s) => self.syms.get(*s).cloned().unwrap_or_else(|| format!("s{s}")),
+            ExprKind::Unary(op, a) => match op {
+                UnOp::Neg => format!("-{}", sub(a)),
+                UnOp::Not => format!("!{}", sub(a)),
+                UnOp::Abs => format!("abs({})", sub(a)),
+            },
+            ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                format!("{}({}, {})", op.symbol(), sub(a), sub(b))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let sym = match (op, a.ty) {
+                    (BinOp::And, Type::Bool) => "&&",
+                    (BinOp::Or, Type::Bool) => "||",
+                    _ => op.symbol(),
+                };
+                format!("({} {sym} {})", sub(a), sub(b))
+            }
+            ExprKind::Select(c, a, b) => format!("select({}, {}, {})", sub(c), sub(a), sub(b)),
+            ExprKind::Cast(a) => format!("({} as {})", sub(a), e.ty),
+            ExprKind::SaturatingCast(a) => format!("saturating_cast::<{}>({})", e.ty, sub(a)),
+            ExprKind::Math(m, args) => format!(
+                "{}({})",
+                m.name(),
+                args.iter().map(sub).collect::<Vec<_>>().join(", ")
+            ),
+            ExprKind::Load { source, args, .. } => {
+                let name = match source {
+                    Source::Func(g) => p.funcs[*g].name.clone(),
+                    Source::Input(i) => p.inputs[*i].name.clone(),
+                };
+                format!("{name}({})", args.iter().map(sub).collect::<Vec<_>>().join(", "))
+            }
+            ExprKind::Boundary { mode, coord, .. } => {
+                let m = match mode {
+                    BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => "clamp_edge",
+                    BoundaryMode::Mirror => "mirror",
+                    BoundaryMode::MirrorInterior => "mirror_interior",
+                    BoundaryMode::Wrap => "wrap",
+                };
+                format!("{m}({})", sub(coord))
+            }
+        }
+    }
+
+    fn var(&self, v: LoopVar) -> String {
+        let p = self.pipeline;
+        match v {
+            LoopVar::Pure(f, d) => format!("{}.{}", p.funcs[f].name, p.funcs[f].vars[d]),
+            LoopVar::Reduction(f, k, r) => {
+                format!("{}.{}", p.funcs[f].name, p.funcs[f].updates[k].rdom[r].name)
+            }
+        }
+    }
+
+    /// Prints a statement tree, indented.
+    pub fn stmt(&self, s: &Stmt, indent: usize, out: &mut String) {
+        let pad = "  ".repeat(indent);
+        let p = self.pipeline;
+        match s {
+            Stmt::Allocate { func, body } => {
+                let f = &p.funcs[*func];
+                let _ = writeln!(out, "{pad}allocate {}[{}] over its realized region {{", f.name, f.ty);
+                self.stmt(body, indent + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body,
+            } => {
+                let k = match kind {
+                    ForKind::Serial => "for",
+                    ForKind::Parallel => "parallel for",
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}{k} {} in {}..={} {{",
+                    self.var(*var),
+                    self.expr(min, None, None),
+                    self.expr(max, None, None)
+                );
+                self.stmt(body, indent + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => {
+                let f = Some(*func);
+                let args: Vec<String> = args.iter().map(|a| self.expr(a, f, *update)).collect();
+                let _ = writeln!(
+                    out,
+                    "{pad}{}({}) = {}",
+                    p.funcs[*func].name,
+                    args.join(", "),
+                    self.expr(value, f, *update)
+                );
+            }
+            Stmt::If { cond, body } => {
+                let _ = writeln!(out, "{pad}if {} {{", self.expr(cond, None, None));
+                self.stmt(body, indent + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::CopyToOutput { func, output } => {
+                let _ = writeln!(out, "{pad}copy {} into output {output}", p.funcs[*func].name);
+            }
+            Stmt::Block(v) => v.iter().for_each(|s| self.stmt(s, indent, out)),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Inlining, the first fusion pass (in the spirit of Forma): a pure func read
+//! by exactly one consumer, and only at the consumer's own point (no stencil
+//! offset, no boundary condition), is substituted into that consumer.
+//!
+//! Runs on a checked pipeline before bounds inference. Outputs and funcs with
+//! updates are never inlined. Inlining never changes results: expressions are
+//! pure, so substitution is exact.
+//!
+//! ```text
+//! gray(x, y) = 0.3 * r(x, y) + ...;  out(x, y) = gray(x, y) * 2.0;
+//!   => out(x, y) = (0.3 * r(x, y) + ...) * 2.0;   (gray is gone)
+//! ```
+
+use crate::ir::*;
+
+/// Inlines every func that qualifies; returns the new pipeline and the
+/// inlined funcs.
+pub fn inline(p: &Pipeline) -> (Pipeline, Vec<FuncId>) {
+    let mut p = p.clone();
+    let mut inlined = Vec::new();
+    loop {
+        let live = p.live_funcs();
+        let candidate = live.iter().copied().find(|&f| qualifies(&p, f));
+        let Some(f) = candidate else { break };
+        let consumer = p.consumers(f)[0];
+        let body = p.funcs[f].pure.clone();
+        let subst = |e: &Expr| -> Expr {
+            e.rewrite(&mut |n| match &n.kind {
+                ExprKind::Load {
+                    source: Source::Func(g),
+                    args,
+                    ..
+                } if *g == f => substitute_vars(&body, args),
+                _ => n,
+            })
+        };
+        let c = &mut p.funcs[consumer];
+        c.pure = subst(&c.pure);
+        for u in &mut c.updates {
+            u.value = subst(&u.value);
+            u.args = u.args.iter().map(subst).collect();
+        }
+        inlined.push(f);
+    }
+    (p, inlined)
+}
+
+/// Replaces `Var(d)` with `args[d]`.
+pub fn substitute_vars(e: &Expr, args: &[Expr]) -> Expr {
+    e.rewrite(&mut |n| match n.kind {
+        ExprKind::Var(d) => args[d].clone(),
+        _ => n,
+    })
+}
+
+fn qualifies(p: &Pipeline, f: FuncId) -> bool {
+    let func = &p.funcs[f];
+    if p.outputs.contains(&f) || !func.updates.is_empty() {
+        return false;
+    }
+    let consumers = p.consumers(f);
+    if consumers.len() != 1 {
+        return false;
+    }
+    let mut same_point = true;
+    for (_, e) in p.definition_exprs(consumers[0]) {
+        e.visit(&mut |n| {
+            if let ExprKind::Load {
+                source: Source::Func(g),
+                args,
+                ..
+            } = &n.kind
+            {
+                if *g == f {
+                    let at_point = args
+                        .iter()
+                        .enumerate()
+                        .all(|(d, a)| matches!(a.kind, ExprKind::Var(k) if k == d));
+                    same_point &= at_point;
+                }
+            }
+        });
+    }
+    same_point
+}

@@ -1,0 +1,4 @@
+//! Lowering passes, one per file, in pipeline order (see [`crate::lower_pipeline`]).
+
+pub mod inline;
+pub mod loops;

@@ -1,0 +1,52 @@
+use pipeline_core::interp::{self, Image, Value};
+use pipeline_core::ir::Type;
+
+const BLUR: &str = r#"
+    pub fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur3x3 {
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);
+        blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16);
+    }
+"#;
+
+#[test]
+fn blur_lowers_and_interprets() {
+    let p = pipeline_core::pipeline_from_source(BLUR, "blur3x3").unwrap();
+    let l = pipeline_core::lower_pipeline(&p);
+    println!("{}\n{}", l.schedule, l.text);
+    let (w, h) = (7usize, 5usize);
+    let mut input = Image::new(Type::U16, vec![0, 0], vec![w, h]);
+    for y in 0..h {
+        for x in 0..w {
+            input.set(&[x as i64, y as i64], Value::Int(((x * 7 + y * 13) % 65536) as i128));
+        }
+    }
+    let mut out = Image::new(Type::U16, vec![0, 0], vec![w, h]);
+    interp::run(&p, &[input.clone()], &[], std::slice::from_mut(&mut out)).unwrap();
+    let at = |x: i64, y: i64| -> u32 {
+        match input.get(&[x.clamp(0, w as i64 - 1), y.clamp(0, h as i64 - 1)]).unwrap() {
+            Value::Int(v) => v as u32,
+            _ => unreachable!(),
+        }
+    };
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            let bx = |y| (at(x - 1, y) + at(x, y) + at(x + 1, y)) / 3;
+            let want = ((bx(y - 1) + bx(y) + bx(y + 1)) / 3) as i128;
+            assert_eq!(out.get(&[x, y]), Some(Value::Int(want)), "at {x},{y}");
+        }
+    }
+}
+
+#[test]
+fn expansion_is_generated() {
+    let tokens: proc_macro2::TokenStream = BLUR.parse().unwrap();
+    let out = pipeline_core::expand(tokens).to_string();
+    assert!(out.contains("fn blur3x3"), "{out}");
+    println!("{out}");
+}

@@ -1,0 +1,10 @@
+use pipeline::pipeline;
+
+pipeline! {
+    fn p(input: Image<u8, 2>) -> Image<u8, 2> {
+        out(x, y) = input(x as f32 * 0.5, y);
+        out
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use pipeline::pipeline;
+
+pipeline! {
+    struct Foo;
+}
+
+fn main() {}
