@@ -1389,7 +1389,13 @@ impl Elab<'_> {
 
     fn call(&mut self, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
         // A call of a func value: `f(x, y)`, `g[1](x, y)`, `input.mirror()(x, y)`, `t(f)(x, y)`.
-        let callee_name = ident_of(&c.func).map(|i| i.to_string());
+        let callee_name = match &*c.func {
+            // `saturating_cast::<u8>` carries generic arguments, so it is no plain ident.
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+                Some(p.path.segments[0].ident.to_string())
+            }
+            _ => None,
+        };
         let is_local = callee_name.as_ref().is_some_and(|n| env.contains_key(n));
         if is_local || !matches!(&*c.func, syn::Expr::Path(_)) {
             if let Some(f) = self.func_value(&c.func, env)? {
@@ -1867,7 +1873,7 @@ impl Elab<'_> {
         let mut errors = Vec::new();
         for func in &self.pipe.funcs {
             let vars: Vec<Interval> = (0..func.dims()).map(|d| placeholder(2 * d)).collect();
-            let mut check = |e: &Expr, rvars: &[Interval], errors: &mut Vec<(usize, usize)>| {
+            let check = |e: &Expr, rvars: &[Interval], errors: &mut Vec<(usize, usize)>| {
                 let scope = Scope {
                     vars: vars.clone(),
                     rvars: rvars.to_vec(),

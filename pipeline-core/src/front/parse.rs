@@ -99,6 +99,11 @@ impl Parse for Program {
                 ));
             }
             let vis: Visibility = input.parse()?;
+            if !input.peek(Token![fn]) {
+                return Err(input.error(
+                    "expected `fn` or `schedule`: a pipeline! block holds pipelines (`pub fn name(...) -> Image<T, N> { ... }`), templates (`fn name(f: Func) -> Func { ... }`) and `schedule name { ... }` blocks",
+                ));
+            }
             let sig: Signature = input.parse()?;
             let block: Block = input.parse()?;
             let item = FnItem {
