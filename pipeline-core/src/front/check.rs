@@ -21,7 +21,6 @@ use crate::ir::*;
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
-use syn::spanned::Spanned;
 use syn::Error;
 
 type Result<T> = std::result::Result<T, Error>;
@@ -231,8 +230,11 @@ impl Elab<'_> {
         self.family_scopes.last().is_some_and(|m| m.contains_key(name))
     }
 
-    fn site(&mut self, span: Span) -> usize {
-        self.pipe.sites.push(span);
+    fn site(&mut self, call: &syn::ExprCall) -> usize {
+        self.pipe.sites.push(Site {
+            call: call.to_token_stream(),
+            args: call.args.iter().map(|a| a.to_token_stream()).collect(),
+        });
         self.pipe.sites.len() - 1
     }
 
@@ -1013,7 +1015,7 @@ impl Elab<'_> {
             }
             args.push(e);
         }
-        let site = self.site(call.span());
+        let site = self.site(call);
         let v = self.expr(rhs, &inner, &ctx)?;
         let value = match op {
             None => self.coerce(v, func.ty, rhs)?,
@@ -1710,7 +1712,7 @@ impl Elab<'_> {
             let v = self.expr(a, env, ctx)?;
             args.push(self.coordinate(v, a)?);
         }
-        let site = self.site(c.span());
+        let site = self.site(c);
         Ok(Val::Typed(self.load_ref(f, args, site)))
     }
 
@@ -1911,8 +1913,9 @@ impl Elab<'_> {
         errors.sort();
         errors.dedup();
         for (site, d) in errors {
-            self.errors.push(Error::new(
-                self.pipe.sites[site],
+            let s = &self.pipe.sites[site];
+            self.errors.push(Error::new_spanned(
+                s.args.get(d).unwrap_or(&s.call),
                 format!(
                     "coordinate {} ({}) is data-dependent and unbounded, so the region to compute cannot be inferred; bound it with `clamp(v, lo, hi)` or read through a boundary condition such as `.clamp_edge()`",
                     d,

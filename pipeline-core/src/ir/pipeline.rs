@@ -7,7 +7,16 @@
 
 use super::expr::{Expr, FuncId};
 use super::types::Type;
-use proc_macro2::Span;
+use proc_macro2::TokenStream;
+
+/// The user's tokens of a call `f(a, b)`, for diagnostics.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// The whole call.
+    pub call: TokenStream,
+    /// Each coordinate argument.
+    pub args: Vec<TokenStream>,
+}
 
 /// An input image parameter `name: Image<T, N>`.
 #[derive(Clone, Debug)]
@@ -97,7 +106,7 @@ pub struct Pipeline {
     /// The output funcs, in the order of the tail expression.
     pub outputs: Vec<FuncId>,
     /// The user's tokens of every call, indexed by `ExprKind::Load::site`.
-    pub sites: Vec<Span>,
+    pub sites: Vec<Site>,
 }
 
 impl Pipeline {
