@@ -35,7 +35,11 @@ fn too_small_input_names_the_input_and_both_regions() {
     out.as_mut_slice().fill(0xBEEF);
     let err = box3(&input, &mut out).unwrap_err();
     match &err {
-        Error::InputTooSmall { input, needed, given } => {
+        Error::InputTooSmall {
+            input,
+            needed,
+            given,
+        } => {
             assert_eq!(*input, "input");
             assert_eq!(needed, &vec![-1..11, -1..9]);
             assert_eq!(given, &vec![0..10, 0..8]);
@@ -43,8 +47,14 @@ fn too_small_input_names_the_input_and_both_regions() {
         other => panic!("expected InputTooSmall, got {other:?}"),
     }
     let msg = err.to_string();
-    assert!(msg.contains("input") && msg.contains("clamp_edge"), "message says what to do: {msg}");
-    assert!(out.as_slice().iter().all(|&v| v == 0xBEEF), "the output is untouched on error");
+    assert!(
+        msg.contains("input") && msg.contains("clamp_edge"),
+        "message says what to do: {msg}"
+    );
+    assert!(
+        out.as_slice().iter().all(|&v| v == 0xBEEF),
+        "the output is untouched on error"
+    );
 }
 
 #[test]
@@ -59,7 +69,13 @@ fn padded_input_or_cropped_output_satisfies_the_stencil() {
     let mut crop = interior.view_mut().with_origin([1, 1]);
     box3(&input, &mut crop).unwrap();
     assert_eq!(out.as_slice(), interior.as_slice());
-    assert_eq!(box3::required_region(input.view().region(), pipeline::Region::new([1, 1], [10, 8])), pipeline::Region::new([0, 0], [12, 10]));
+    assert_eq!(
+        box3::required_region(
+            input.view().region(),
+            pipeline::Region::new([1, 1], [10, 8])
+        ),
+        pipeline::Region::new([0, 0], [12, 10])
+    );
 }
 
 #[test]
@@ -82,7 +98,10 @@ fn zero_size_outputs_return_ok_and_write_nothing() {
 fn an_empty_input_read_through_clamp_edge_is_an_error() {
     let input = ramp(0, 4);
     let mut out = Buffer::<u16, 2>::new([3, 3]);
-    assert!(matches!(box3_clamped(&input, &mut out), Err(Error::InputTooSmall { .. })));
+    assert!(matches!(
+        box3_clamped(&input, &mut out),
+        Err(Error::InputTooSmall { .. })
+    ));
 }
 
 #[test]
@@ -127,7 +146,10 @@ fn aliasing_output_strides_are_rejected_before_any_call() {
 
 #[test]
 fn wrong_lengths_are_errors() {
-    assert!(matches!(Buffer::<u8, 2>::from_vec(vec![0; 5], [2, 3]), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        Buffer::<u8, 2>::from_vec(vec![0; 5], [2, 3]),
+        Err(Error::LengthMismatch { .. })
+    ));
     assert!(View::<u8, 2>::from_slice(&[0; 5], [2, 3]).is_err());
 }
 

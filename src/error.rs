@@ -1,0 +1,270 @@
+//! The errors of the runtime and of generated pipelines.
+//!
+//! Every error is a user error: something about the arguments a caller passed
+//! (an input too small for the output asked for, a slice of the wrong length, a
+//! layout that does not fit its slice). Messages are full sentences that name the
+//! offending value and say what to do about it.
+//!
+//! ```text
+//! blur3x3(&small_input, &mut big_output)
+//!   -> Err(Error::InputTooSmall { input: "input", needed: [-1..1921, -1..1081], given: [0..640, 0..480] })
+//! ```
+
+use core::fmt;
+use core::ops::Range;
+
+/// Why a pipeline, a buffer or a view could not be used as asked.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// An input does not cover the region the pipeline reads from it.
+    ///
+    /// The region needed follows from the output region through bounds inference;
+    /// it is checked before any work is done.
+    InputTooSmall {
+        /// The input's parameter name in the pipeline.
+        input: &'static str,
+        /// The coordinates read from the input, per dimension (half-open).
+        needed: Vec<Range<i64>>,
+        /// The coordinates the input covers, per dimension (half-open).
+        given: Vec<Range<i64>>,
+    },
+    /// The data handed to a buffer or view holds the wrong number of elements
+    /// for the shape asked for.
+    LengthMismatch {
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// The number of elements that shape needs (the product of its extents).
+        expected: usize,
+        /// The number of elements given.
+        got: usize,
+    },
+    /// A shape and strides do not describe a valid layout of the given slice.
+    InvalidLayout {
+        /// What is wrong with the layout, as a sentence.
+        reason: String,
+    },
+    /// A crop asks for coordinates outside the view it crops.
+    OutOfBounds {
+        /// The region asked for.
+        region: String,
+        /// The region the view covers.
+        bounds: String,
+    },
+    /// A region is too large to compute or to allocate: a coordinate does not fit
+    /// in `i32`, its element count overflows `usize`, or the allocation failed.
+    RegionTooLarge {
+        /// The func whose region this is.
+        func: &'static str,
+        /// The region, as half-open ranges per dimension.
+        region: String,
+    },
+    /// Two shapes that must agree do not.
+    ShapeMismatch {
+        /// What was being done, such as `"ViewMut::copy_from"`.
+        what: String,
+        /// The shape required.
+        expected: String,
+        /// The shape given.
+        got: String,
+    },
+    /// The CUDA version of a pipeline cannot run on this machine or build.
+    CudaUnavailable {
+        /// Why, as a sentence.
+        reason: String,
+    },
+}
+
+/// The name of dimension `d` in messages: the DSL calls the first four `x`, `y`,
+/// `c` and `w`.
+pub(crate) fn dim_name(d: usize) -> String {
+    match d {
+        0 => "x".to_string(),
+        1 => "y".to_string(),
+        2 => "c".to_string(),
+        3 => "w".to_string(),
+        _ => format!("dimension {d}"),
+    }
+}
+
+/// Writes ranges as `x in [a, b), y in [c, d)`.
+fn write_ranges(f: &mut fmt::Formatter<'_>, ranges: &[Range<i64>]) -> fmt::Result {
+    if ranges.is_empty() {
+        return f.write_str("the single point of a 0-dimensional image");
+    }
+    for (d, r) in ranges.iter().enumerate() {
+        if d > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{} in [{}, {})", dim_name(d), r.start, r.end)?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InputTooSmall {
+                input,
+                needed,
+                given,
+            } => {
+                write!(f, "input `{input}` is too small: the pipeline reads ")?;
+                write_ranges(f, needed)?;
+                f.write_str(", but the input covers ")?;
+                write_ranges(f, given)?;
+                let short: Vec<String> = needed
+                    .iter()
+                    .zip(given)
+                    .enumerate()
+                    .filter(|(_, (n, g))| n.start < g.start || n.end > g.end)
+                    .map(|(d, _)| dim_name(d))
+                    .collect();
+                if !short.is_empty() {
+                    write!(f, " (it falls short in {})", short.join(" and "))?;
+                }
+                f.write_str(
+                    ". Pad or enlarge the input, shrink the output, or read the input \
+                     through a boundary condition such as `.clamp_edge()`.",
+                )
+            }
+            Error::LengthMismatch {
+                shape,
+                expected,
+                got,
+            } => write!(
+                f,
+                "shape {shape:?} needs {expected} elements, but the data holds {got}; \
+                 pass exactly one element per coordinate, x fastest, or change the shape"
+            ),
+            Error::InvalidLayout { reason } => write!(f, "invalid view layout: {reason}"),
+            Error::OutOfBounds { region, bounds } => write!(
+                f,
+                "the region {region} is not inside the view, which covers {bounds}; \
+                 crop to a region inside the view"
+            ),
+            Error::RegionTooLarge { func, region } => write!(
+                f,
+                "`{func}` would be computed over {region}, which is too large: every \
+                 coordinate must fit in an i32 and the elements must fit in memory; \
+                 ask for a smaller output or compute it in pieces"
+            ),
+            Error::ShapeMismatch {
+                what,
+                expected,
+                got,
+            } => write!(
+                f,
+                "{what} needs shape {expected}, but got shape {got}; pass views of the same shape"
+            ),
+            Error::CudaUnavailable { reason } => write!(
+                f,
+                "the CUDA version of this pipeline cannot run: {reason}; call the CPU \
+                 version instead, or build with the `cuda` feature on a machine with \
+                 nvcc and an NVIDIA GPU"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn input_too_small_names_the_input_the_regions_and_the_remedy() {
+        let e = Error::InputTooSmall {
+            input: "input",
+            needed: vec![-1..1921, 0..1080],
+            given: vec![0..1920, 0..1080],
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("input `input` is too small"), "{msg}");
+        assert!(
+            msg.contains("reads x in [-1, 1921), y in [0, 1080)"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("covers x in [0, 1920), y in [0, 1080)"),
+            "{msg}"
+        );
+        assert!(msg.contains("falls short in x)"), "{msg}");
+        assert!(msg.contains("Pad or enlarge the input"), "{msg}");
+        assert!(msg.contains("shrink the output"), "{msg}");
+        assert!(msg.contains("`.clamp_edge()`"), "{msg}");
+    }
+
+    #[test]
+    fn input_too_small_names_the_higher_dimensions() {
+        let e = Error::InputTooSmall {
+            input: "frames",
+            needed: vec![0..1, 0..1, 0..4, 0..2, 0..1],
+            given: vec![0..1, 0..1, 0..3, 0..1, 0..1],
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.contains("c in [0, 4), w in [0, 2), dimension 4 in [0, 1)"),
+            "{msg}"
+        );
+        assert!(msg.contains("falls short in c and w)"), "{msg}");
+    }
+
+    #[test]
+    fn every_variant_has_an_actionable_message() {
+        let cases = [
+            (
+                Error::LengthMismatch {
+                    shape: vec![4, 3],
+                    expected: 12,
+                    got: 11,
+                },
+                "shape [4, 3] needs 12 elements, but the data holds 11",
+            ),
+            (
+                Error::InvalidLayout {
+                    reason: "strides reach past the slice".into(),
+                },
+                "invalid view layout: strides reach past the slice",
+            ),
+            (
+                Error::OutOfBounds {
+                    region: "[0, 5)".into(),
+                    bounds: "[0, 4)".into(),
+                },
+                "the region [0, 5) is not inside the view, which covers [0, 4)",
+            ),
+            (
+                Error::RegionTooLarge {
+                    func: "blur_x",
+                    region: "[0, 4294967296)".into(),
+                },
+                "`blur_x` would be computed over [0, 4294967296), which is too large",
+            ),
+            (
+                Error::ShapeMismatch {
+                    what: "copy_from".into(),
+                    expected: "[2, 2]".into(),
+                    got: "[2, 3]".into(),
+                },
+                "copy_from needs shape [2, 2], but got shape [2, 3]",
+            ),
+            (
+                Error::CudaUnavailable {
+                    reason: "no GPU was found".into(),
+                },
+                "the CUDA version of this pipeline cannot run: no GPU was found",
+            ),
+        ];
+        for (error, expected) in cases {
+            let msg = error.to_string();
+            assert!(
+                msg.contains(expected),
+                "{msg:?} should contain {expected:?}"
+            );
+            let boxed: Box<dyn std::error::Error> = Box::new(error.clone());
+            assert_eq!(boxed.to_string(), msg);
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! Borrowed, read-only, strided images: [`View`] and the [`AsView`] trait.
+//!
+//! A view borrows elements it does not own and lays them out with explicit strides
+//! (in elements) and an origin: the coordinate of its first element. Coordinates
+//! passed to a view are *global*: cropping a view keeps every element at the
+//! coordinate it had, so a pipeline can read an input at the same coordinates
+//! whichever crop of it it is given.
+//!
+//! ```text
+//! let v = View::from_slice(&data, [640, 480])?.with_origin([100, 50]);
+//! v.at([100, 50]) == data[0];  v.crop([110, 60], [8, 8])?.at([110, 60]) == data[10 + 640 * 10]
+//! ```
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::buffer::{check_length, Buffer};
+use crate::element::Element;
+use crate::error::Error;
+use crate::layout::{check_in_range, contains_coord, crop_offset, dense_strides, offset_of};
+use crate::region::Region;
+
+/// Anything a pipeline can read as an `N`-dimensional image of `T`.
+///
+/// Generated pipelines take their inputs as `&impl AsView<T, N>`, so a
+/// [`Buffer`], a [`View`] and a [`ViewMut`](crate::ViewMut) all work, and with the
+/// `image` feature so do `image::ImageBuffer`s.
+pub trait AsView<T: Element, const N: usize> {
+    /// A read-only view of the image in its own coordinates.
+    fn as_view(&self) -> View<'_, T, N>;
+}
+
+/// A borrowed, read-only, strided `N`-dimensional image of `T`.
+///
+/// The element at global coordinate `c` is the one at offset
+/// `sum((c[d] - origin[d]) * strides[d])` from the first element.
+///
+/// **Invariant:** every coordinate inside `shape` maps to an offset below `len`,
+/// and `ptr..ptr + len` is memory borrowed for `'a` that nothing mutates while the
+/// view lives. Strides may alias (a stride of 0 repeats a row), since nothing is
+/// written through a view.
+///
+/// The view keeps a pointer and a length rather than a `&'a [T]` on purpose: a
+/// view of a [`ViewMut`](crate::ViewMut) piece from
+/// [`ViewMut::split_at`](crate::ViewMut::split_at) (or of a strided ndarray view)
+/// spans memory that holds other pieces' elements, which other threads may be
+/// writing. A shared slice over that memory would assert that none of it changes,
+/// which is not true; a pointer asserts nothing about the elements it never reads.
+pub struct View<'a, T, const N: usize> {
+    ptr: *const T,
+    len: usize,
+    shape: [usize; N],
+    strides: [usize; N],
+    origin: [i64; N],
+    _borrow: PhantomData<&'a [T]>,
+}
+
+// SAFETY: a `View` is a shared borrow of `T`s, like `&'a [T]`, which is `Send` and
+// `Sync` exactly when `T: Sync`; every `Element` is `Sync`.
+unsafe impl<T: Element, const N: usize> Send for View<'_, T, N> {}
+// SAFETY: as for `Send`: sharing a `View` only ever reads the `T`s it borrows.
+unsafe impl<T: Element, const N: usize> Sync for View<'_, T, N> {}
+
+impl<T: Element, const N: usize> Clone for View<'_, T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Element, const N: usize> Copy for View<'_, T, N> {}
+
+impl<'a, T: Element, const N: usize> View<'a, T, N> {
+    /// A dense view of `data` (x fastest) with its origin at 0.
+    ///
+    /// Fails with [`Error::LengthMismatch`] unless `data` holds exactly one element
+    /// per coordinate of `shape`.
+    pub fn from_slice(data: &'a [T], shape: [usize; N]) -> Result<Self, Error> {
+        check_length(data.len(), shape)?;
+        // SAFETY: a dense layout of exactly `data.len()` elements maps every
+        // coordinate inside `data`, which is borrowed for 'a.
+        Ok(unsafe { Self::from_raw_parts(data.as_ptr(), data.len(), shape, dense_strides(shape)) })
+    }
+
+    /// A view of `data` with explicit `strides` (in elements), origin at 0.
+    ///
+    /// Fails with [`Error::InvalidLayout`] if some coordinate of `shape` would map
+    /// past the end of `data` (or its offset overflows). Strides may repeat
+    /// elements (a stride of 0 is fine), and a shape with a zero extent is valid
+    /// with any strides.
+    pub fn with_strides(
+        data: &'a [T],
+        shape: [usize; N],
+        strides: [usize; N],
+    ) -> Result<Self, Error> {
+        check_in_range(data.len(), shape, strides)?;
+        // SAFETY: just checked that every coordinate maps inside `data`, which is
+        // borrowed for 'a.
+        Ok(unsafe { Self::from_raw_parts(data.as_ptr(), data.len(), shape, strides) })
+    }
+
+    /// A view over raw parts, with its origin at 0.
+    ///
+    /// # Safety
+    ///
+    /// Every coordinate inside `shape` must map below `len` through `strides`, and
+    /// `ptr..ptr + len` must lie in one allocation, be readable for `'a` and not be
+    /// mutated at the elements the view maps while it lives.
+    pub(crate) unsafe fn from_raw_parts(
+        ptr: *const T,
+        len: usize,
+        shape: [usize; N],
+        strides: [usize; N],
+    ) -> Self {
+        debug_assert!(check_in_range(len, shape, strides).is_ok());
+        View {
+            ptr,
+            len,
+            shape,
+            strides,
+            origin: [0; N],
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The same view placed with its first element at global coordinate `origin`.
+    pub fn with_origin(self, origin: [i64; N]) -> Self {
+        View { origin, ..self }
+    }
+
+    /// The global coordinate of the first element.
+    pub fn origin(&self) -> [i64; N] {
+        self.origin
+    }
+
+    /// The extent of each dimension.
+    pub fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+
+    /// The distance in elements between neighbours along each dimension.
+    pub fn strides(&self) -> [usize; N] {
+        self.strides
+    }
+
+    /// The global coordinates the view covers.
+    pub fn region(&self) -> Region<N> {
+        Region::new(self.origin, self.shape)
+    }
+
+    /// The part of the view at global coordinates `origin..origin + shape`.
+    ///
+    /// The result keeps global coordinates: its origin is `origin`, and each
+    /// element keeps the coordinate it had. Fails with [`Error::OutOfBounds`] if
+    /// the region is not inside the view; an empty region is inside any view.
+    pub fn crop(&self, origin: [i64; N], shape: [usize; N]) -> Result<View<'a, T, N>, Error> {
+        let offset = crop_offset(self.origin, self.shape, self.strides, origin, shape)?;
+        Ok(View {
+            // SAFETY: `offset` is the offset of a coordinate inside the view (or 0),
+            // so by the invariant it is below `len` (or the crop is empty and the
+            // pointer is never read through).
+            ptr: unsafe { self.ptr.add(offset) },
+            len: self.len - offset,
+            shape,
+            strides: self.strides,
+            origin,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The element at global coordinate `c`, or `None` outside the view.
+    pub fn get(&self, c: [i64; N]) -> Option<T> {
+        if !contains_coord(&c, &self.origin, &self.shape) {
+            return None;
+        }
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        // SAFETY: `c` is inside the view, so by the invariant its offset is below `len`.
+        Some(unsafe { self.read(offset_of(rel, &self.strides)) })
+    }
+
+    /// The element at global coordinate `c`: the hot path of generated code.
+    ///
+    /// Debug builds check that `c` is inside the view. Release builds only check
+    /// that the element read lies inside the borrowed memory, which is one
+    /// comparison, the same a slice index costs: reading outside the view returns
+    /// some element of the borrowed memory or panics, and is never undefined
+    /// behaviour. Generated code checks its regions up front instead.
+    ///
+    /// # Panics
+    ///
+    /// If `c` maps outside the borrowed memory (in debug builds: outside the view).
+    #[inline(always)]
+    #[track_caller]
+    pub fn at(&self, c: [i64; N]) -> T {
+        debug_assert!(
+            contains_coord(&c, &self.origin, &self.shape),
+            "coordinate {c:?} is outside the view's region {}",
+            self.region()
+        );
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        let offset = offset_of(rel, &self.strides);
+        if offset >= self.len {
+            outside_view(&c, &self.origin, &self.shape);
+        }
+        // SAFETY: just checked that the offset is inside the borrowed memory.
+        unsafe { self.read(offset) }
+    }
+
+    /// Copies the view into a new dense buffer of the same shape (its coordinates
+    /// then start at 0).
+    pub fn to_buffer(&self) -> Buffer<T, N> {
+        Buffer::from_fn(self.shape, |rel| {
+            // SAFETY: `from_fn` passes coordinates inside the shape only.
+            unsafe { self.read(offset_of(rel, &self.strides)) }
+        })
+    }
+
+    /// The element at `offset` from the first one.
+    ///
+    /// # Safety
+    ///
+    /// `offset < self.len`.
+    #[inline(always)]
+    unsafe fn read(&self, offset: usize) -> T {
+        debug_assert!(offset < self.len);
+        // SAFETY: the caller keeps `offset` below `len`, and the invariant makes
+        // `ptr..ptr + len` readable for 'a.
+        unsafe { *self.ptr.add(offset) }
+    }
+}
+
+/// Panics for a coordinate outside a view; kept out of line so that the hot
+/// accessors stay small.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn outside_view(c: &[i64], origin: &[i64], shape: &[usize]) -> ! {
+    let region: Vec<String> = origin
+        .iter()
+        .zip(shape)
+        .map(|(&o, &s)| format!("[{}, {})", o, o as i128 + s as i128))
+        .collect();
+    panic!(
+        "coordinate {c:?} is outside the view's region {}",
+        region.join(" x ")
+    )
+}
+
+/// Prints the element type, region and strides, not the elements.
+impl<T: Element, const N: usize> fmt::Debug for View<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "View<{}, {}> {{ region: {}, strides: {:?} }}",
+            T::NAME,
+            N,
+            self.region(),
+            self.strides
+        )
+    }
+}
+
+impl<T: Element, const N: usize> AsView<T, N> for View<'_, T, N> {
+    fn as_view(&self) -> View<'_, T, N> {
+        *self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iota(n: usize) -> Vec<i32> {
+        (0..n as i32).collect()
+    }
+
+    #[test]
+    fn from_slice_is_dense_with_origin_zero() {
+        let data = iota(12);
+        let v = View::from_slice(&data, [4, 3]).unwrap();
+        assert_eq!(v.shape(), [4, 3]);
+        assert_eq!(v.strides(), [1, 4]);
+        assert_eq!(v.origin(), [0, 0]);
+        assert_eq!(v.region(), Region::from_shape([4, 3]));
+        assert_eq!(v.at([1, 2]), 9);
+        assert_eq!(v.get([3, 2]), Some(11));
+        assert_eq!(v.get([4, 0]), None);
+        assert_eq!(v.get([0, -1]), None);
+    }
+
+    #[test]
+    fn from_slice_rejects_the_wrong_length() {
+        let data = iota(11);
+        let err = View::from_slice(&data, [4, 3]).unwrap_err();
+        assert_eq!(
+            err,
+            Error::LengthMismatch {
+                shape: vec![4, 3],
+                expected: 12,
+                got: 11
+            }
+        );
+    }
+
+    #[test]
+    fn strided_view_with_origin_uses_global_coordinates() {
+        // Rows of 4 padded to 6, placed at (100, -50).
+        let data = iota(18);
+        let v = View::with_strides(&data, [4, 3], [1, 6])
+            .unwrap()
+            .with_origin([100, -50]);
+        assert_eq!(v.at([100, -50]), 0);
+        assert_eq!(v.at([103, -48]), 15);
+        assert_eq!(v.get([104, -48]), None);
+        assert_eq!(v.get([99, -48]), None);
+        assert_eq!(v.region().to_string(), "[100, 104) x [-50, -47)");
+        assert_eq!(
+            v.to_buffer().as_slice(),
+            &[0, 1, 2, 3, 6, 7, 8, 9, 12, 13, 14, 15]
+        );
+    }
+
+    #[test]
+    fn with_strides_accepts_aliasing_but_not_out_of_range() {
+        let data = iota(4);
+        // A stride of 0 repeats the one row three times.
+        let v = View::with_strides(&data, [4, 3], [1, 0]).unwrap();
+        assert_eq!(v.at([2, 2]), 2);
+        // Rows of 3 starting one element apart overlap.
+        let overlapping = View::with_strides(&data, [3, 2], [1, 1]).unwrap();
+        assert_eq!(overlapping.at([2, 1]), 3);
+        let err = View::with_strides(&data, [4, 2], [1, 2]).unwrap_err();
+        assert!(matches!(&err, Error::InvalidLayout { reason } if reason.contains("element 5")));
+        let err = View::with_strides(&data, [2, 2], [usize::MAX / 2, 3]).unwrap_err();
+        assert!(matches!(err, Error::InvalidLayout { .. }));
+        // Zero-size shapes are valid whatever the strides.
+        let empty: &[i32] = &[];
+        assert!(View::with_strides(empty, [0, 7], [99, 1000]).is_ok());
+    }
+
+    #[test]
+    fn crop_keeps_global_coordinates() {
+        let data = iota(30);
+        let v = View::from_slice(&data, [6, 5])
+            .unwrap()
+            .with_origin([-2, 10]);
+        let c = v.crop([0, 12], [3, 2]).unwrap();
+        assert_eq!(c.origin(), [0, 12]);
+        assert_eq!(c.shape(), [3, 2]);
+        assert_eq!(c.at([0, 12]), v.at([0, 12]));
+        assert_eq!(c.at([2, 13]), v.at([2, 13]));
+        assert_eq!(c.at([2, 13]), 4 + 6 * 3);
+        assert_eq!(c.get([3, 12]), None);
+        assert_eq!(c.to_buffer().as_slice(), &[14, 15, 16, 20, 21, 22]);
+        // Cropping a crop works in the same coordinates.
+        let cc = c.crop([1, 13], [2, 1]).unwrap();
+        assert_eq!(cc.to_buffer().as_slice(), &[21, 22]);
+    }
+
+    #[test]
+    fn crop_outside_the_view_is_an_error() {
+        let data = iota(30);
+        let v = View::from_slice(&data, [6, 5])
+            .unwrap()
+            .with_origin([-2, 10]);
+        let err = v.crop([-3, 10], [2, 2]).unwrap_err();
+        assert_eq!(
+            err,
+            Error::OutOfBounds {
+                region: "[-3, -1) x [10, 12)".into(),
+                bounds: "[-2, 4) x [10, 15)".into()
+            }
+        );
+        assert!(v.crop([3, 14], [2, 1]).is_err());
+        // An empty crop is inside any view.
+        let e = v.crop([1000, 1000], [0, 3]).unwrap();
+        assert_eq!(e.region(), Region::new([1000, 1000], [0, 3]));
+        assert!(e.to_buffer().is_empty());
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "outside the view's region"))]
+    fn at_outside_the_view_panics_in_debug_builds() {
+        let data = iota(12);
+        let v = View::from_slice(&data, [4, 3]).unwrap();
+        // In release builds this reads a neighbouring element of the slice.
+        assert_eq!(v.at([4, 0]), 4);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the view's region")]
+    fn at_outside_the_memory_always_panics() {
+        let data = iota(12);
+        let v = View::from_slice(&data, [4, 3]).unwrap();
+        v.at([0, 3]);
+    }
+
+    #[test]
+    fn debug_shows_type_region_and_strides() {
+        let data = iota(12);
+        let v = View::from_slice(&data, [4, 3]).unwrap().with_origin([1, 1]);
+        assert_eq!(
+            format!("{v:?}"),
+            "View<i32, 2> { region: [1, 5) x [1, 4), strides: [1, 4] }"
+        );
+    }
+
+    #[test]
+    fn views_can_be_shared_across_threads() {
+        let data = iota(12);
+        let v = View::from_slice(&data, [4, 3]).unwrap();
+        let sum: i32 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|y| s.spawn(move || (0..4).map(|x| v.at([x, y])).sum::<i32>()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(sum, 66);
+    }
+}
