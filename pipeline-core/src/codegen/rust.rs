@@ -87,6 +87,9 @@ fn float_lit(t: Type, v: f64) -> TokenStream {
 struct Gen<'a> {
     p: &'a Pipeline,
     b: &'a BoundsProgram,
+    /// Every value a loop body may read: syms, params, inputs and the reader
+    /// views of funcs computed so far (grows as code is generated).
+    readable: std::cell::RefCell<Vec<Ident>>,
 }
 
 fn var_ident(v: LoopVar) -> Ident {
@@ -299,7 +302,7 @@ impl Gen<'_> {
                     ForKind::Serial => {
                         let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
                         quote! {
-                            for __l in (#lo)..=(#hi) {
+                            for __l in (#lo)..(#hi) + 1 {
                                 let #id: i32 = __l as i32;
                                 #inner
                             }
@@ -311,11 +314,18 @@ impl Gen<'_> {
                         };
                         let w = self.writer(*f);
                         let d = Literal::usize_unsuffixed(*d);
+                        // Copies of everything the body reads, as locals: the
+                        // closure captures by reference, and LLVM cannot keep
+                        // values behind a reference in registers across the
+                        // stores through the writer's raw pointer.
+                        let copies = self.readable.borrow().clone();
+                        let locals = quote!(#(let #copies = #copies;)*);
                         quote! {
                             ::pipeline::rt::par_split(#w.reborrow(), #d, |mut #w| {
+                                #locals
                                 let __lo: i64 = #w.origin()[#d];
                                 let __hi: i64 = __lo + #w.shape()[#d] as i64 - 1;
-                                for __l in __lo..=__hi {
+                                for __l in __lo..__hi + 1 {
                                     let #id: i32 = __l as i32;
                                     #inner
                                 }
@@ -362,6 +372,9 @@ impl Gen<'_> {
         }
         let (buf, w, r) = (format_ident!("__buf{}", f), format_ident!("__w{}", f), format_ident!("__r{}", f));
         let (lo, _) = self.region(f);
+        if !self.readable.borrow().contains(&r) {
+            self.readable.borrow_mut().push(r.clone());
+        }
         quote! {
             {
                 let mut #w = #buf.view_mut().with_origin(#lo);
@@ -387,7 +400,20 @@ pub fn generate(input: &Input) -> TokenStream {
     let name = &cp.ident;
     let vis = &cp.vis;
     let attrs = &cp.attrs;
-    let g = Gen { p, b };
+    let mut readable = vec![format_ident!("__s")];
+    for (i, inp) in p.inputs.iter().enumerate() {
+        readable.push(format_ident!("__in{}", i));
+        for d in 0..inp.dims {
+            readable.push(format_ident!("__in{}_min{}", i, d));
+            readable.push(format_ident!("__in{}_ext{}", i, d));
+        }
+    }
+    readable.extend((0..p.params.len()).map(|i| format_ident!("__p{}", i)));
+    let g = Gen {
+        p,
+        b,
+        readable: std::cell::RefCell::new(readable),
+    };
 
     // Parameters of the entry, in declaration order, then the outputs.
     let mut params = Vec::new();
