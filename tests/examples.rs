@@ -12,6 +12,8 @@
 //! exactly the region of the buffer it is given, reading whatever input that needs) and
 //! must leave the rest of the underlying buffer untouched.
 
+mod common;
+
 #[path = "../examples/bilateral_grid.rs"]
 mod bilateral_grid;
 #[path = "../examples/blur.rs"]
@@ -827,6 +829,108 @@ fn bilateral_grid_keeps_a_step_edge_sharp() {
                 "{name}: pixel (16, {y}) is {} next to the edge",
                 out[[16, y]]
             );
+        }
+    }
+}
+
+/// Every example's generated code against the reference interpreter, bit for bit
+/// (the interpreter evaluates the same f32 operations in the same order), on full
+/// and cropped outputs.
+mod against_the_interpreter {
+    use super::*;
+    use crate::common::{assert_matches, image_of, interpret, region_image};
+    use pipeline_core::interp::Value;
+
+    const SIZES: &[[usize; 2]] = &[[1, 1], [7, 5], [37, 23]];
+
+    /// The output regions at each size: the whole image and an off-origin crop.
+    fn regions([w, h]: [usize; 2]) -> [([i64; 2], [usize; 2]); 2] {
+        [([0, 0], [w, h]), ([(w / 3) as i64, (h / 2) as i64], [w - w / 3, h - h / 2])]
+    }
+
+    #[test]
+    fn blur() {
+        for &[w, h] in SIZES {
+            let input = blur::make_input(w, h);
+            for (origin, shape) in regions([w, h]) {
+                let mut out = Buffer::<u16, 2>::new(shape);
+                blur::blur3x3(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                let mut want = [region_image::<u16, 2>(origin, shape)];
+                interpret(blur::blur3x3::__SOURCE, "blur3x3", &[image_of(&input.view())], &[], &mut want).unwrap();
+                assert_matches(&out.view().with_origin(origin), &want[0], "blur");
+            }
+        }
+    }
+
+    #[test]
+    fn unsharp() {
+        for &[w, h] in SIZES {
+            let input = unsharp::make_input(w, h);
+            let mut out = Buffer::<f32, 3>::new([w, h, 3]);
+            unsharp::unsharp(&input, 1.5, 0.8, &mut out).unwrap();
+            let mut want = [region_image::<f32, 3>([0, 0, 0], [w, h, 3])];
+            let params = [Value::F32(1.5), Value::F32(0.8)];
+            interpret(unsharp::unsharp::__SOURCE, "unsharp", &[image_of(&input.view())], &params, &mut want).unwrap();
+            assert_matches(&out.view(), &want[0], "unsharp");
+        }
+    }
+
+    #[test]
+    fn harris() {
+        for &[w, h] in SIZES {
+            let input = harris::make_input(w, h);
+            for (origin, shape) in regions([w, h]) {
+                let mut out = Buffer::<f32, 2>::new(shape);
+                harris::harris(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                let mut want = [region_image::<f32, 2>(origin, shape)];
+                interpret(harris::harris::__SOURCE, "harris", &[image_of(&input.view())], &[], &mut want).unwrap();
+                assert_matches(&out.view().with_origin(origin), &want[0], "harris");
+            }
+        }
+    }
+
+    #[test]
+    fn histogram_equalize() {
+        for &[w, h] in SIZES {
+            let input = histogram_equalize::make_input(w, h);
+            for (origin, shape) in regions([w, h]) {
+                let mut out = Buffer::<u8, 2>::new(shape);
+                histogram_equalize::histogram_equalize(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                let mut want = [region_image::<u8, 2>(origin, shape)];
+                let source = histogram_equalize::histogram_equalize::__SOURCE;
+                interpret(source, "histogram_equalize", &[image_of(&input.view())], &[], &mut want).unwrap();
+                assert_matches(&out.view().with_origin(origin), &want[0], "histogram_equalize");
+            }
+        }
+    }
+
+    #[test]
+    fn pyramid() {
+        for &[w, h] in SIZES {
+            let input = pyramid::make_input(w, h);
+            let shapes = [0, 1, 2, 3].map(|l| pyramid::level_shape([w, h], l));
+            let [mut l0, mut l1, mut l2, mut g3] = shapes.map(Buffer::<f32, 2>::new);
+            pyramid::pyramid(&input, &mut l0, &mut l1, &mut l2, &mut g3).unwrap();
+            let mut want = shapes.map(|s| region_image::<f32, 2>([0, 0], s));
+            interpret(pyramid::pyramid::__SOURCE, "pyramid", &[image_of(&input.view())], &[], &mut want).unwrap();
+            for (k, got) in [&l0, &l1, &l2, &g3].into_iter().enumerate() {
+                assert_matches(&got.view(), &want[k], &format!("pyramid output {k}"));
+            }
+        }
+    }
+
+    #[test]
+    fn bilateral_grid() {
+        for &[w, h] in SIZES {
+            let input = bilateral_grid::make_input(w, h);
+            for (origin, shape) in regions([w, h]) {
+                let mut out = Buffer::<f32, 2>::new(shape);
+                bilateral_grid::bilateral_grid(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                let mut want = [region_image::<f32, 2>(origin, shape)];
+                let source = bilateral_grid::bilateral_grid::__SOURCE;
+                interpret(source, "bilateral_grid", &[image_of(&input.view())], &[], &mut want).unwrap();
+                assert_matches(&out.view().with_origin(origin), &want[0], "bilateral_grid");
+            }
         }
     }
 }
