@@ -845,7 +845,10 @@ mod against_the_interpreter {
 
     /// The output regions at each size: the whole image and an off-origin crop.
     fn regions([w, h]: [usize; 2]) -> [([i64; 2], [usize; 2]); 2] {
-        [([0, 0], [w, h]), ([(w / 3) as i64, (h / 2) as i64], [w - w / 3, h - h / 2])]
+        [
+            ([0, 0], [w, h]),
+            ([(w / 3) as i64, (h / 2) as i64], [w - w / 3, h - h / 2]),
+        ]
     }
 
     #[test]
@@ -856,7 +859,14 @@ mod against_the_interpreter {
                 let mut out = Buffer::<u16, 2>::new(shape);
                 blur::blur3x3(&input, &mut out.view_mut().with_origin(origin)).unwrap();
                 let mut want = [region_image::<u16, 2>(origin, shape)];
-                interpret(blur::blur3x3::__SOURCE, "blur3x3", &[image_of(&input.view())], &[], &mut want).unwrap();
+                interpret(
+                    blur::blur3x3::__SOURCE,
+                    "blur3x3",
+                    &[image_of(&input.view())],
+                    &[],
+                    &mut want,
+                )
+                .unwrap();
                 assert_matches(&out.view().with_origin(origin), &want[0], "blur");
             }
         }
@@ -870,7 +880,14 @@ mod against_the_interpreter {
             unsharp::unsharp(&input, 1.5, 0.8, &mut out).unwrap();
             let mut want = [region_image::<f32, 3>([0, 0, 0], [w, h, 3])];
             let params = [Value::F32(1.5), Value::F32(0.8)];
-            interpret(unsharp::unsharp::__SOURCE, "unsharp", &[image_of(&input.view())], &params, &mut want).unwrap();
+            interpret(
+                unsharp::unsharp::__SOURCE,
+                "unsharp",
+                &[image_of(&input.view())],
+                &params,
+                &mut want,
+            )
+            .unwrap();
             assert_matches(&out.view(), &want[0], "unsharp");
         }
     }
@@ -883,7 +900,14 @@ mod against_the_interpreter {
                 let mut out = Buffer::<f32, 2>::new(shape);
                 harris::harris(&input, &mut out.view_mut().with_origin(origin)).unwrap();
                 let mut want = [region_image::<f32, 2>(origin, shape)];
-                interpret(harris::harris::__SOURCE, "harris", &[image_of(&input.view())], &[], &mut want).unwrap();
+                interpret(
+                    harris::harris::__SOURCE,
+                    "harris",
+                    &[image_of(&input.view())],
+                    &[],
+                    &mut want,
+                )
+                .unwrap();
                 assert_matches(&out.view().with_origin(origin), &want[0], "harris");
             }
         }
@@ -895,11 +919,26 @@ mod against_the_interpreter {
             let input = histogram_equalize::make_input(w, h);
             for (origin, shape) in regions([w, h]) {
                 let mut out = Buffer::<u8, 2>::new(shape);
-                histogram_equalize::histogram_equalize(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                histogram_equalize::histogram_equalize(
+                    &input,
+                    &mut out.view_mut().with_origin(origin),
+                )
+                .unwrap();
                 let mut want = [region_image::<u8, 2>(origin, shape)];
                 let source = histogram_equalize::histogram_equalize::__SOURCE;
-                interpret(source, "histogram_equalize", &[image_of(&input.view())], &[], &mut want).unwrap();
-                assert_matches(&out.view().with_origin(origin), &want[0], "histogram_equalize");
+                interpret(
+                    source,
+                    "histogram_equalize",
+                    &[image_of(&input.view())],
+                    &[],
+                    &mut want,
+                )
+                .unwrap();
+                assert_matches(
+                    &out.view().with_origin(origin),
+                    &want[0],
+                    "histogram_equalize",
+                );
             }
         }
     }
@@ -912,7 +951,14 @@ mod against_the_interpreter {
             let [mut l0, mut l1, mut l2, mut g3] = shapes.map(Buffer::<f32, 2>::new);
             pyramid::pyramid(&input, &mut l0, &mut l1, &mut l2, &mut g3).unwrap();
             let mut want = shapes.map(|s| region_image::<f32, 2>([0, 0], s));
-            interpret(pyramid::pyramid::__SOURCE, "pyramid", &[image_of(&input.view())], &[], &mut want).unwrap();
+            interpret(
+                pyramid::pyramid::__SOURCE,
+                "pyramid",
+                &[image_of(&input.view())],
+                &[],
+                &mut want,
+            )
+            .unwrap();
             for (k, got) in [&l0, &l1, &l2, &g3].into_iter().enumerate() {
                 assert_matches(&got.view(), &want[k], &format!("pyramid output {k}"));
             }
@@ -925,10 +971,18 @@ mod against_the_interpreter {
             let input = bilateral_grid::make_input(w, h);
             for (origin, shape) in regions([w, h]) {
                 let mut out = Buffer::<f32, 2>::new(shape);
-                bilateral_grid::bilateral_grid(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                bilateral_grid::bilateral_grid(&input, &mut out.view_mut().with_origin(origin))
+                    .unwrap();
                 let mut want = [region_image::<f32, 2>(origin, shape)];
                 let source = bilateral_grid::bilateral_grid::__SOURCE;
-                interpret(source, "bilateral_grid", &[image_of(&input.view())], &[], &mut want).unwrap();
+                interpret(
+                    source,
+                    "bilateral_grid",
+                    &[image_of(&input.view())],
+                    &[],
+                    &mut want,
+                )
+                .unwrap();
                 assert_matches(&out.view().with_origin(origin), &want[0], "bilateral_grid");
             }
         }

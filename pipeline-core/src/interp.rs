@@ -123,6 +123,18 @@ impl Image {
 struct Frame<'a> {
     vars: &'a [i128],
     rvars: &'a [i128],
+    /// Values of the `let` bindings in scope, innermost last.
+    lets: std::cell::RefCell<Vec<(usize, Value)>>,
+}
+
+impl<'a> Frame<'a> {
+    fn new(vars: &'a [i128], rvars: &'a [i128]) -> Frame<'a> {
+        Frame {
+            vars,
+            rvars,
+            lets: Default::default(),
+        }
+    }
 }
 
 struct Machine<'a> {
@@ -135,7 +147,12 @@ struct Machine<'a> {
 
 /// Runs a pipeline: `inputs` and `params` in declaration order, one output
 /// image per output whose region (min and shape) says what to compute.
-pub fn run(p: &Pipeline, inputs: &[Image], params: &[Value], outputs: &mut [Image]) -> Result<(), String> {
+pub fn run(
+    p: &Pipeline,
+    inputs: &[Image],
+    params: &[Value],
+    outputs: &mut [Image],
+) -> Result<(), String> {
     run_with(p, &bounds::infer(p), inputs, params, outputs)
 }
 
@@ -147,12 +164,18 @@ pub fn run_with(
     params: &[Value],
     outputs: &mut [Image],
 ) -> Result<(), String> {
-    if inputs.len() != p.inputs.len() || params.len() != p.params.len() || outputs.len() != p.outputs.len() {
+    if inputs.len() != p.inputs.len()
+        || params.len() != p.params.len()
+        || outputs.len() != p.outputs.len()
+    {
         return Err("wrong number of inputs, params or outputs".into());
     }
     for (img, decl) in inputs.iter().zip(&p.inputs) {
         if img.ty != decl.ty || img.shape.len() != decl.dims {
-            return Err(format!("input `{}` has the wrong type or dimensions", decl.name));
+            return Err(format!(
+                "input `{}` has the wrong type or dimensions",
+                decl.name
+            ));
         }
     }
     if outputs.iter().all(|o| o.shape.contains(&0)) {
@@ -173,19 +196,23 @@ pub fn run_with(
     }
     for (s, def) in b.syms.iter().enumerate() {
         if let Some(v) = &def.value {
-            let frame = Frame { vars: &[], rvars: &[] };
+            let frame = Frame::new(&[], &[]);
             m.syms[s] = m.eval(v, &frame).int() as i64;
         }
     }
     for (i, region) in b.inputs.iter().enumerate() {
-        let (min, max): (Vec<i64>, Vec<i64>) = region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
+        let (min, max): (Vec<i64>, Vec<i64>) =
+            region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
         if min.iter().zip(&max).any(|(a, z)| z < a) {
             continue;
         }
         let img = &inputs[i];
-        let inside = (0..min.len()).all(|d| min[d] >= img.min[d] && max[d] < img.min[d] + img.shape[d] as i64);
+        let inside = (0..min.len())
+            .all(|d| min[d] >= img.min[d] && max[d] < img.min[d] + img.shape[d] as i64);
         if !inside {
-            let given: Vec<i64> = (0..min.len()).map(|d| img.min[d] + img.shape[d] as i64 - 1).collect();
+            let given: Vec<i64> = (0..min.len())
+                .map(|d| img.min[d] + img.shape[d] as i64 - 1)
+                .collect();
             return Err(format!(
                 "input `{}` is too small: needed {}, given {}",
                 p.inputs[i].name,
@@ -196,16 +223,24 @@ pub fn run_with(
     }
     for f in p.live_funcs() {
         let region = &b.realized[f];
-        let (min, max): (Vec<i64>, Vec<i64>) = region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
-        let shape: Vec<usize> = min.iter().zip(&max).map(|(a, z)| if z < a { 0 } else { (z - a + 1) as usize }).collect();
+        let (min, max): (Vec<i64>, Vec<i64>) =
+            region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
+        let shape: Vec<usize> = min
+            .iter()
+            .zip(&max)
+            .map(|(a, z)| if z < a { 0 } else { (z - a + 1) as usize })
+            .collect();
         if shape.iter().any(|&s| s > 0) && shape.iter().product::<usize>() > 1 << 28 {
-            return Err(format!("func `{}` needs a region too large to interpret", p.funcs[f].name));
+            return Err(format!(
+                "func `{}` needs a region too large to interpret",
+                p.funcs[f].name
+            ));
         }
         let func = &p.funcs[f];
         let mut img = Image::new(func.ty, min.clone(), shape.clone());
         for_each_point(&min, &shape, |c| {
             let vars: Vec<i128> = c.iter().map(|&v| v as i128).collect();
-            let v = m.eval(&func.pure, &Frame { vars: &vars, rvars: &[] });
+            let v = m.eval(&func.pure, &Frame::new(&vars, &[]));
             img.set(c, v);
         });
         m.funcs[f] = Some(img);
@@ -219,7 +254,10 @@ pub fn run_with(
         let (min, shape) = (out.min.clone(), out.shape.clone());
         for_each_point(&min, &shape, |c| {
             let v = src.get(c).unwrap_or_else(|| {
-                panic!("internal error (interp): output `{}` not computed at {c:?}", p.funcs[f].name)
+                panic!(
+                    "internal error (interp): output `{}` not computed at {c:?}",
+                    p.funcs[f].name
+                )
             });
             out.set(c, v);
         });
@@ -252,9 +290,17 @@ fn for_each_point(min: &[i64], shape: &[usize], mut f: impl FnMut(&[i64])) {
 
 impl Machine<'_> {
     fn update(&mut self, f: FuncId, u: &Update, consumed: &[(SymId, SymId)]) {
-        let frame0 = Frame { vars: &[], rvars: &[] };
-        let rmin: Vec<i64> = u.rdom.iter().map(|r| self.eval(&r.min, &frame0).int() as i64).collect();
-        let rext: Vec<i64> = u.rdom.iter().map(|r| self.eval(&r.extent, &frame0).int() as i64).collect();
+        let frame0 = Frame::new(&[], &[]);
+        let rmin: Vec<i64> = u
+            .rdom
+            .iter()
+            .map(|r| self.eval(&r.min, &frame0).int() as i64)
+            .collect();
+        let rext: Vec<i64> = u
+            .rdom
+            .iter()
+            .map(|r| self.eval(&r.extent, &frame0).int() as i64)
+            .collect();
         if rext.iter().any(|&e| e <= 0) {
             return;
         }
@@ -277,8 +323,12 @@ impl Machine<'_> {
             let vars: Vec<i128> = pc.iter().map(|&v| v as i128).collect();
             for_each_point(&rmin, &rshape, |rc| {
                 let rvars: Vec<i128> = rc.iter().map(|&v| v as i128).collect();
-                let frame = Frame { vars: &vars, rvars: &rvars };
-                let coords: Vec<i64> = u.args.iter().map(|a| self.eval(a, &frame).int() as i64).collect();
+                let frame = Frame::new(&vars, &rvars);
+                let coords: Vec<i64> = u
+                    .args
+                    .iter()
+                    .map(|a| self.eval(a, &frame).int() as i64)
+                    .collect();
                 let v = self.eval(&u.value, &frame);
                 let img = self.funcs[f].as_mut().expect("realized before its updates");
                 if !img.set(&coords, v) {
@@ -304,6 +354,21 @@ impl Machine<'_> {
             K::InputMin(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].min[*d] as i128)),
             K::InputExtent(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].shape[*d] as i128)),
             K::Sym(s) => Value::Int(self.syms[*s] as i128),
+            K::LetVar(id) => fr
+                .lets
+                .borrow()
+                .iter()
+                .rev()
+                .find(|(i, _)| i == id)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("internal error (interp): let {id} is not in scope")),
+            K::Let { id, value, body } => {
+                let v = self.eval(value, fr);
+                fr.lets.borrow_mut().push((*id, v));
+                let r = self.eval(body, fr);
+                fr.lets.borrow_mut().pop();
+                r
+            }
             K::Unary(op, a) => {
                 let a = self.eval(a, fr);
                 match (op, a) {
@@ -362,7 +427,12 @@ impl Machine<'_> {
                     }
                 }
             }
-            K::Boundary { mode, coord, min, extent } => {
+            K::Boundary {
+                mode,
+                coord,
+                min,
+                extent,
+            } => {
                 let c = self.eval(coord, fr).int() as i64;
                 let lo = self.eval(min, fr).int() as i64;
                 let n = self.eval(extent, fr).int() as i64;
@@ -464,7 +534,9 @@ fn binary(op: BinOp, ty: Type, x: Value, y: Value) -> Value {
             };
             Value::Int(ty.wrap(v))
         }
-        (Value::F32(a), Value::F32(b)) => match float_op(op, a as f64, b as f64, |a, b, op| f32_op(op, a as f32, b as f32) as f64) {
+        (Value::F32(a), Value::F32(b)) => match float_op(op, a as f64, b as f64, |a, b, op| {
+            f32_op(op, a as f32, b as f32) as f64
+        }) {
             Ok(v) => Value::F32(v as f32),
             Err(c) => Value::Bool(c),
         },
@@ -501,7 +573,12 @@ fn f32_op(op: BinOp, a: f32, b: f32) -> f32 {
 }
 
 /// Comparisons give `Err(bool)`, arithmetic `Ok(value)` computed by `arith`.
-fn float_op(op: BinOp, a: f64, b: f64, arith: impl Fn(f64, f64, BinOp) -> f64) -> Result<f64, bool> {
+fn float_op(
+    op: BinOp,
+    a: f64,
+    b: f64,
+    arith: impl Fn(f64, f64, BinOp) -> f64,
+) -> Result<f64, bool> {
     match op {
         BinOp::Eq => Err(a == b),
         BinOp::Ne => Err(a != b),
@@ -509,7 +586,13 @@ fn float_op(op: BinOp, a: f64, b: f64, arith: impl Fn(f64, f64, BinOp) -> f64) -
         BinOp::Le => Err(a <= b),
         BinOp::Gt => Err(a > b),
         BinOp::Ge => Err(a >= b),
-        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Min | BinOp::Max => Ok(arith(a, b, op)),
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::Min
+        | BinOp::Max => Ok(arith(a, b, op)),
         _ => panic!("internal error (interp): {op:?} on floats"),
     }
 }

@@ -63,7 +63,14 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
 pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
     let (pipeline, inlined) = pass(
         "inline",
-        |(_, inl): &(Pipeline, Vec<FuncId>)| format!("inlined: {:?}", inl.iter().map(|&f| &checked.funcs[f].name).collect::<Vec<_>>()),
+        |(_, inl): &(Pipeline, Vec<FuncId>)| {
+            format!(
+                "inlined: {:?}",
+                inl.iter()
+                    .map(|&f| &checked.funcs[f].name)
+                    .collect::<Vec<_>>()
+            )
+        },
         || lower::inline::inline(checked),
     );
     let bounds = pass(
@@ -71,7 +78,11 @@ pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
         |b: &BoundsProgram| format!("{} symbols", b.syms.len()),
         || analysis::bounds::infer(&pipeline),
     );
-    let body = pass("loops", |_| String::new(), || lower::loops::synthesize(&pipeline, &bounds));
+    let body = pass(
+        "loops",
+        |_| String::new(),
+        || lower::loops::synthesize(&pipeline, &bounds),
+    );
     let sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
     let names = ir::print::Names {
         pipeline: &pipeline,
@@ -97,7 +108,11 @@ fn schedule_text(p: &Pipeline, inlined: &[FuncId], checked: &Pipeline) -> String
     let mut s = format!("schedule {} {{\n", p.name);
     for f in p.live_funcs() {
         let func = &p.funcs[f];
-        let root = if p.outputs.contains(&f) { "" } else { ".compute_root()" };
+        let root = if p.outputs.contains(&f) {
+            ""
+        } else {
+            ".compute_root()"
+        };
         match func.vars.last() {
             Some(v) => s += &format!("    {}{root}.parallel({v});\n", func.name),
             None => s += &format!("    {}{root};\n", func.name),
@@ -122,10 +137,17 @@ pub fn expand(input: TokenStream) -> TokenStream {
     let mut checked: Vec<CheckedPipeline> = Vec::new();
     for item in &program.pipelines {
         if checked.iter().any(|c| c.ident == item.sig.ident) {
-            errors.push(syn::Error::new_spanned(&item.sig.ident, "a pipeline with this name is already defined"));
+            errors.push(syn::Error::new_spanned(
+                &item.sig.ident,
+                "a pipeline with this name is already defined",
+            ));
             continue;
         }
-        match pass("check", |_| String::new(), || check_pipeline(&program, item)) {
+        match pass(
+            "check",
+            |_| String::new(),
+            || check_pipeline(&program, item),
+        ) {
             Ok(c) => checked.push(c),
             Err(e) => errors.push(e),
         }
@@ -139,7 +161,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
             }
             None => {
                 if !program.pipelines.iter().any(|p| p.sig.ident == s.name) {
-                    errors.push(syn::Error::new_spanned(&s.name, format!("no pipeline named `{}` in this pipeline! block", s.name)));
+                    errors.push(syn::Error::new_spanned(
+                        &s.name,
+                        format!("no pipeline named `{}` in this pipeline! block", s.name),
+                    ));
                 }
             }
         }
@@ -150,17 +175,21 @@ pub fn expand(input: TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for c in &checked {
         let lowered = lower_pipeline(&c.pipeline);
-        let gen = pass("codegen", |_| String::new(), || {
-            codegen::rust::generate(&codegen::rust::Input {
-                checked: c,
-                pipeline: &lowered.pipeline,
-                bounds: &lowered.bounds,
-                body: &lowered.body,
-                schedule: &lowered.schedule,
-                lowered: &lowered.text,
-                source: &source,
-            })
-        });
+        let gen = pass(
+            "codegen",
+            |_| String::new(),
+            || {
+                codegen::rust::generate(&codegen::rust::Input {
+                    checked: c,
+                    pipeline: &lowered.pipeline,
+                    bounds: &lowered.bounds,
+                    body: &lowered.body,
+                    schedule: &lowered.schedule,
+                    lowered: &lowered.text,
+                    source: &source,
+                })
+            },
+        );
         out.extend(gen);
     }
     out

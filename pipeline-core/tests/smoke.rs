@@ -23,13 +23,19 @@ fn blur_lowers_and_interprets() {
     let mut input = Image::new(Type::U16, vec![0, 0], vec![w, h]);
     for y in 0..h {
         for x in 0..w {
-            input.set(&[x as i64, y as i64], Value::Int(((x * 7 + y * 13) % 65536) as i128));
+            input.set(
+                &[x as i64, y as i64],
+                Value::Int(((x * 7 + y * 13) % 65536) as i128),
+            );
         }
     }
     let mut out = Image::new(Type::U16, vec![0, 0], vec![w, h]);
     interp::run(&p, &[input.clone()], &[], std::slice::from_mut(&mut out)).unwrap();
     let at = |x: i64, y: i64| -> u32 {
-        match input.get(&[x.clamp(0, w as i64 - 1), y.clamp(0, h as i64 - 1)]).unwrap() {
+        match input
+            .get(&[x.clamp(0, w as i64 - 1), y.clamp(0, h as i64 - 1)])
+            .unwrap()
+        {
             Value::Int(v) => v as u32,
             _ => unreachable!(),
         }

@@ -25,10 +25,17 @@ fn literals_take_the_other_operands_type() {
 
 #[test]
 fn literals_that_do_not_fit_are_errors() {
-    assert!(type_of("x as u8 + 256").unwrap_err().contains("does not fit in u8"));
-    assert!(type_of("x as i8 - 129").unwrap_err().contains("does not fit in i8"));
+    assert!(type_of("x as u8 + 256")
+        .unwrap_err()
+        .contains("does not fit in u8"));
+    assert!(type_of("x as i8 - 129")
+        .unwrap_err()
+        .contains("does not fit in i8"));
     assert!(type_of("5000000000").unwrap_err().contains("i64"));
-    assert!(type_of("x as u8 + 0.5").is_ok(), "a float literal promotes the int to f32");
+    assert!(
+        type_of("x as u8 + 0.5").is_ok(),
+        "a float literal promotes the int to f32"
+    );
     assert!(type_of("300u8").unwrap_err().contains("does not fit"));
 }
 
@@ -47,7 +54,9 @@ fn mixed_operands_promote_by_the_rules() {
 #[test]
 fn nothing_else_converts_implicitly() {
     assert!(type_of("(x > 0) + 1").unwrap_err().contains("bool"));
-    assert!(type_of("x as f32 & 1").unwrap_err().contains("does not apply to f32"));
+    assert!(type_of("x as f32 & 1")
+        .unwrap_err()
+        .contains("does not apply to f32"));
     assert!(type_of("sqrt(x)").unwrap_err().contains("as f32"));
     assert!(type_of("select(x > 0, 1, true)").is_err());
     assert_eq!(type_of("select(x > 0, 1u8, 2)"), Ok(Type::U8));
@@ -63,7 +72,10 @@ fn built_ins_keep_or_define_their_types() {
     assert_eq!(type_of("clamp(x, 0, 255) as u8"), Ok(Type::U8));
     assert_eq!(type_of("min(x as u8, 3)"), Ok(Type::U8));
     assert_eq!(type_of("sum(-2..=2, |i| x + i)"), Ok(Type::I32));
-    assert_eq!(type_of("maximum((0..2, 0..3), |(i, j)| (i * j) as f32)"), Ok(Type::F32));
+    assert_eq!(
+        type_of("maximum((0..2, 0..3), |(i, j)| (i * j) as f32)"),
+        Ok(Type::F32)
+    );
     assert_eq!(type_of("input.width() / 2"), Ok(Type::I32));
     assert_eq!(type_of("{ let t = x * 2; t as u16 + n }"), Ok(Type::U16));
     assert_eq!(type_of("if x > 3 { 1.0 } else { 2.0 }"), Ok(Type::F32));
@@ -74,5 +86,8 @@ fn constant_folding_of_literals_is_exact_and_euclidean() {
     let src = "fn p(input: Image<i32, 1>) -> Image<i32, 1> { out(x) = input(x) + (-7 / 2) * 10 + (-7 % 2); out }";
     let p = pipeline_core::pipeline_from_source(src, "p").unwrap();
     let text = format!("{:?}", p.funcs[0].pure);
-    assert!(text.contains("Int(-40)") && text.contains("Int(1)"), "{text}");
+    assert!(
+        text.contains("Int(-40)") && text.contains("Int(1)"),
+        "{text}"
+    );
 }

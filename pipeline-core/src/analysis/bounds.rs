@@ -18,7 +18,7 @@
 //!   => blur_x over [x0, x1] x [y0 - 1, y1 + 1]
 //! ```
 
-use super::interval::{bounds_of, Interval, Scope};
+use super::interval::{bounds_of, visit_loads, Interval, Scope};
 use super::simplify::simplify;
 use crate::ir::*;
 
@@ -58,7 +58,11 @@ pub fn rdom_intervals(u: &Update) -> Vec<Interval> {
             let lo = Expr::cast(Type::I64, r.min.clone());
             let hi = Expr::binary(
                 BinOp::Sub,
-                Expr::binary(BinOp::Add, lo.clone(), Expr::cast(Type::I64, r.extent.clone())),
+                Expr::binary(
+                    BinOp::Add,
+                    lo.clone(),
+                    Expr::cast(Type::I64, r.extent.clone()),
+                ),
                 Expr::i64(1),
             );
             Interval::new(simplify(&lo), simplify(&hi))
@@ -74,11 +78,7 @@ pub fn func_value_bounds(p: &Pipeline) -> Vec<Interval> {
     for func in &p.funcs {
         let v = if func.updates.is_empty() {
             let value_of = |g: FuncId| values.get(g).cloned().unwrap_or_else(Interval::everything);
-            let scope = Scope {
-                vars: vec![Interval::everything(); func.dims()],
-                rvars: vec![],
-                func_value: &value_of,
-            };
+            let scope = Scope::new(vec![Interval::everything(); func.dims()], vec![], &value_of);
             let b = bounds_of(&func.pure, &scope);
             let constant = |e: &Option<Expr>| e.as_ref().and_then(|e| e.as_int()).is_some();
             if constant(&b.min) && constant(&b.max) {
@@ -110,7 +110,11 @@ impl Builder<'_> {
     }
 
     fn dim_name(&self, f: FuncId, d: usize) -> String {
-        self.p.funcs[f].vars.get(d).cloned().unwrap_or_else(|| d.to_string())
+        self.p.funcs[f]
+            .vars
+            .get(d)
+            .cloned()
+            .unwrap_or_else(|| d.to_string())
     }
 
     /// The demands that `consumer`'s definitions make on `source`, as
@@ -125,13 +129,12 @@ impl Builder<'_> {
             .collect();
         let nonempty_pure = nonempty(&self.prog.realized[consumer]);
         let mut collect = |e: &Expr, vars: &[Interval], rvars: &[Interval], guard: &Expr| {
-            let scope = Scope {
-                vars: vars.to_vec(),
-                rvars: rvars.to_vec(),
-                func_value: &value_of,
-            };
-            e.visit(&mut |n| {
-                if let ExprKind::Load { source: s, args, .. } = &n.kind {
+            let scope = Scope::new(vars.to_vec(), rvars.to_vec(), &value_of);
+            visit_loads(e, &scope, &mut |n| {
+                if let ExprKind::Load {
+                    source: s, args, ..
+                } = &n.kind
+                {
                     if *s == source {
                         out.push(demand(args, &scope, guard, dims));
                     }
@@ -180,7 +183,12 @@ impl Builder<'_> {
     }
 
     /// Binds the union of demands to fresh symbols, one pair per dimension.
-    fn union(&mut self, label: &str, names: &[String], demands: &[Vec<(Expr, Expr)>]) -> Vec<DimSyms> {
+    fn union(
+        &mut self,
+        label: &str,
+        names: &[String],
+        demands: &[Vec<(Expr, Expr)>],
+    ) -> Vec<DimSyms> {
         (0..names.len())
             .map(|d| {
                 let mut lo = Expr::i64(i64::MAX as i128);
@@ -217,7 +225,10 @@ fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr,
     let bounds: Vec<Interval> = args.iter().map(|a| bounds_of(a, scope)).collect();
     let mut ok = guard.clone();
     for b in &bounds {
-        let (lo, hi) = (b.min.clone().expect("checked: bounded"), b.max.clone().expect("checked: bounded"));
+        let (lo, hi) = (
+            b.min.clone().expect("checked: bounded"),
+            b.max.clone().expect("checked: bounded"),
+        );
         ok = Expr::binary(BinOp::And, ok, Expr::binary(BinOp::Le, lo, hi));
     }
     let ok = simplify(&ok);
@@ -225,8 +236,16 @@ fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr,
         .map(|d| {
             let b = &bounds[d];
             (
-                Expr::select(ok.clone(), b.min.clone().unwrap(), Expr::i64(i64::MAX as i128)),
-                Expr::select(ok.clone(), b.max.clone().unwrap(), Expr::i64(i64::MIN as i128)),
+                Expr::select(
+                    ok.clone(),
+                    b.min.clone().unwrap(),
+                    Expr::i64(i64::MAX as i128),
+                ),
+                Expr::select(
+                    ok.clone(),
+                    b.max.clone().unwrap(),
+                    Expr::i64(i64::MIN as i128),
+                ),
             )
         })
         .collect()
@@ -298,15 +317,11 @@ pub fn infer(p: &Pipeline) -> BoundsProgram {
         let value_of = |g: FuncId| b.values[g].clone();
         for u in &func.updates {
             let (vars, rvars, guard) = b.update_scope(f, u);
-            let scope = Scope {
-                vars,
-                rvars,
-                func_value: &value_of,
-            };
+            let scope = Scope::new(vars, rvars, &value_of);
             own.push(demand(&u.args, &scope, &guard, func.dims()));
             let mut reads = Vec::new();
             for e in u.args.iter().chain(std::iter::once(&u.value)) {
-                e.visit(&mut |n| {
+                visit_loads(e, &scope, &mut |n| {
                     if let ExprKind::Load {
                         source: Source::Func(g),
                         args,
@@ -324,7 +339,9 @@ pub fn infer(p: &Pipeline) -> BoundsProgram {
         b.prog.realized[f] = b.union(&func.name, &names, &own);
     }
     for (i, input) in p.inputs.iter().enumerate() {
-        let names: Vec<String> = (0..input.dims).map(|d| ["x", "y", "c", "w"][d].to_string()).collect();
+        let names: Vec<String> = (0..input.dims)
+            .map(|d| ["x", "y", "c", "w"][d].to_string())
+            .collect();
         let mut demands = Vec::new();
         for &c in &live {
             demands.extend(b.demands(c, Source::Input(i), input.dims));

@@ -120,9 +120,25 @@ pub struct Scope<'a> {
     pub rvars: Vec<Interval>,
     /// Bounds of the values of a func (its value range).
     pub func_value: &'a dyn Fn(FuncId) -> Interval,
+    /// Bounds of the `let` bindings in scope (innermost last).
+    pub lets: std::cell::RefCell<Vec<(usize, Interval)>>,
 }
 
-impl Scope<'_> {
+impl<'a> Scope<'a> {
+    /// A scope with the given variable bounds and no `let`s.
+    pub fn new(
+        vars: Vec<Interval>,
+        rvars: Vec<Interval>,
+        func_value: &'a dyn Fn(FuncId) -> Interval,
+    ) -> Scope<'a> {
+        Scope {
+            vars,
+            rvars,
+            func_value,
+            lets: Default::default(),
+        }
+    }
+
     /// A scope where funcs' values are bounded only by their type.
     pub fn no_funcs() -> &'static dyn Fn(FuncId) -> Interval {
         &|_| Interval::everything()
@@ -133,6 +149,29 @@ impl Scope<'_> {
 /// unbounded, except constants.
 pub fn bounds_of(e: &Expr, scope: &Scope) -> Interval {
     bounds_raw(e, scope).simplified()
+}
+
+/// Calls `f` on every load in `e` with the `let` bindings around it in scope,
+/// so that `bounds_of` its coordinates sees them.
+pub fn visit_loads(e: &Expr, scope: &Scope, f: &mut impl FnMut(&Expr)) {
+    match &e.kind {
+        ExprKind::Let { id, value, body } => {
+            visit_loads(value, scope, f);
+            let iv = if value.ty.is_float() {
+                Interval::everything()
+            } else {
+                bounds_raw(value, scope)
+            };
+            scope.lets.borrow_mut().push((*id, iv));
+            visit_loads(body, scope, f);
+            scope.lets.borrow_mut().pop();
+        }
+        ExprKind::Load { .. } => {
+            f(e);
+            e.for_each_child(|c| visit_loads(c, scope, f));
+        }
+        _ => e.for_each_child(|c| visit_loads(c, scope, f)),
+    }
 }
 
 fn to_i64(e: &Expr) -> Expr {
@@ -154,8 +193,16 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         }
         K::Bool(b) => Interval::constant(*b as i128, *b as i128),
         K::Float(_) => Interval::everything(),
-        K::Var(d) => scope.vars.get(*d).cloned().unwrap_or_else(Interval::everything),
-        K::RVar(r) => scope.rvars.get(*r).cloned().unwrap_or_else(Interval::everything),
+        K::Var(d) => scope
+            .vars
+            .get(*d)
+            .cloned()
+            .unwrap_or_else(Interval::everything),
+        K::RVar(r) => scope
+            .rvars
+            .get(*r)
+            .cloned()
+            .unwrap_or_else(Interval::everything),
         K::Param(_) | K::InputMin(..) | K::InputExtent(..) => {
             if e.ty == Type::U64 {
                 Interval::everything()
@@ -164,6 +211,25 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             }
         }
         K::Sym(_) => Interval::point(e.clone()),
+        K::LetVar(id) => scope
+            .lets
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(i, _)| i == id)
+            .map(|(_, iv)| iv.clone())
+            .unwrap_or_else(Interval::everything),
+        K::Let { id, value, body } => {
+            let iv = if value.ty.is_float() {
+                Interval::everything()
+            } else {
+                bounds_raw(value, scope)
+            };
+            scope.lets.borrow_mut().push((*id, iv));
+            let r = bounds_raw(body, scope);
+            scope.lets.borrow_mut().pop();
+            r
+        }
         K::Load { source, .. } => match source {
             Source::Func(f) => {
                 let v = (scope.func_value)(*f);
@@ -185,7 +251,11 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 UnOp::Abs => match (&a.min, &a.max) {
                     (Some(lo), Some(hi)) => Interval::new(
                         Expr::i64(0),
-                        bin(BinOp::Max, bin(BinOp::Sub, Expr::i64(0), lo.clone()), hi.clone()),
+                        bin(
+                            BinOp::Max,
+                            bin(BinOp::Sub, Expr::i64(0), lo.clone()),
+                            hi.clone(),
+                        ),
                     ),
                     _ => Interval::everything(),
                 },
@@ -250,7 +320,11 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         } => {
             let c = bounds_raw(coord, scope);
             let lo = to_i64(min);
-            let hi = bin(BinOp::Sub, bin(BinOp::Add, lo.clone(), to_i64(extent)), Expr::i64(1));
+            let hi = bin(
+                BinOp::Sub,
+                bin(BinOp::Add, lo.clone(), to_i64(extent)),
+                Expr::i64(1),
+            );
             let top = bin(BinOp::Max, lo.clone(), hi.clone());
             let clamp = |v: Expr| bin(BinOp::Min, bin(BinOp::Max, v, lo.clone()), top.clone());
             match mode {
@@ -383,7 +457,9 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             _ => Interval::everything(),
         },
         BinOp::Shr => match bc {
-            Some(k) if (0..63).contains(&k) => ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k))),
+            Some(k) if (0..63).contains(&k) => {
+                ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k)))
+            }
             _ => Interval::everything(),
         },
         _ => Interval::everything(),
@@ -406,7 +482,11 @@ fn scale(i: Interval, c: i128) -> Interval {
 fn magnitude(i: &Interval) -> Interval {
     match (&i.min, &i.max) {
         (Some(lo), Some(hi)) => {
-            let m = bin(BinOp::Max, bin(BinOp::Sub, Expr::i64(0), lo.clone()), hi.clone());
+            let m = bin(
+                BinOp::Max,
+                bin(BinOp::Sub, Expr::i64(0), lo.clone()),
+                hi.clone(),
+            );
             Interval::new(bin(BinOp::Sub, Expr::i64(0), m.clone()), m)
         }
         _ => Interval::everything(),
@@ -424,11 +504,7 @@ mod tests {
         Expr::i32(v)
     }
     fn scope(vars: Vec<Interval>) -> Scope<'static> {
-        Scope {
-            vars,
-            rvars: vec![],
-            func_value: Scope::no_funcs(),
-        }
+        Scope::new(vars, vec![], Scope::no_funcs())
     }
     fn consts(i: &Interval) -> (i128, i128) {
         i.constants().expect("constant bounds")
@@ -439,7 +515,11 @@ mod tests {
         let s = scope(vec![Interval::constant(0, 99)]);
         let e = Expr::binary(BinOp::Sub, var(0), i32c(1));
         assert_eq!(consts(&bounds_of(&e, &s)), (-1, 98));
-        let e = Expr::binary(BinOp::Add, Expr::binary(BinOp::Mul, i32c(2), var(0)), i32c(1));
+        let e = Expr::binary(
+            BinOp::Add,
+            Expr::binary(BinOp::Mul, i32c(2), var(0)),
+            i32c(1),
+        );
         assert_eq!(consts(&bounds_of(&e, &s)), (1, 199));
     }
 
@@ -496,7 +576,11 @@ mod tests {
     #[test]
     fn boundary_conditions_stay_inside_the_source() {
         let s = scope(vec![Interval::constant(-10, 200)]);
-        for mode in [BoundaryMode::ClampEdge, BoundaryMode::Mirror, BoundaryMode::Wrap] {
+        for mode in [
+            BoundaryMode::ClampEdge,
+            BoundaryMode::Mirror,
+            BoundaryMode::Wrap,
+        ] {
             let e = Expr::new(
                 ExprKind::Boundary {
                     mode,
@@ -519,7 +603,10 @@ mod tests {
             Type::I32,
         );
         let (lo, hi) = consts(&bounds_of(&guarded, &s));
-        assert!(lo > hi, "a read entirely outside the source demands nothing");
+        assert!(
+            lo > hi,
+            "a read entirely outside the source demands nothing"
+        );
     }
 
     #[test]

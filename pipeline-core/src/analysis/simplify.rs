@@ -19,7 +19,14 @@ use crate::ir::{BinOp, Expr, ExprKind, Type};
 
 /// Simplifies an expression (see the module docs for the rules).
 pub fn simplify(e: &Expr) -> Expr {
-    e.rewrite(&mut simplify_node)
+    e.rewrite(&mut |n| simplify_node(n, false))
+}
+
+/// Applies only the rules that are exact under wrapping arithmetic (constant
+/// folding, `select` on a constant, casts of constants): safe on the values
+/// a pipeline computes, not just on bounds.
+pub fn fold_constants(e: &Expr) -> Expr {
+    e.rewrite(&mut |n| simplify_node(n, true))
 }
 
 /// Splits `x + c` into `(Some(x), c)`, a constant into `(None, c)`, anything
@@ -76,7 +83,7 @@ pub fn fold_int(op: BinOp, ty: Type, a: i128, b: i128) -> Option<i128> {
     Some(ty.wrap(v))
 }
 
-fn simplify_node(e: Expr) -> Expr {
+fn simplify_node(e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
     match e.kind {
         ExprKind::Binary(op, a, b) => {
@@ -115,7 +122,7 @@ fn simplify_node(e: Expr) -> Expr {
                     _ => {}
                 }
             }
-            if reassociates(ty) {
+            if !exact && reassociates(ty) {
                 match op {
                     BinOp::Add | BinOp::Sub => {
                         let (xa, ca) = split_offset(&a);
@@ -143,7 +150,11 @@ fn simplify_node(e: Expr) -> Expr {
                         let (xa, ca) = split_offset(&a);
                         let (xb, cb) = split_offset(&b);
                         if xa == xb {
-                            let c = if op == BinOp::Min { ca.min(cb) } else { ca.max(cb) };
+                            let c = if op == BinOp::Min {
+                                ca.min(cb)
+                            } else {
+                                ca.max(cb)
+                            };
                             return add_offset(xa, c, ty);
                         }
                     }
@@ -188,11 +199,7 @@ mod tests {
         let e = Expr::binary(
             BinOp::Min,
             add(sym(0), Expr::i64(-1)),
-            Expr::binary(
-                BinOp::Min,
-                sym(0),
-                add(sym(0), Expr::i64(1)),
-            ),
+            Expr::binary(BinOp::Min, sym(0), add(sym(0), Expr::i64(1))),
         );
         assert_eq!(simplify(&e), add(sym(0), Expr::i64(-1)));
         let e = Expr::binary(BinOp::Max, add(sym(1), Expr::i64(2)), sym(1));
@@ -205,13 +212,21 @@ mod tests {
         assert_eq!(simplify(&e), Expr::i64(-4));
         let e = Expr::binary(BinOp::Rem, Expr::i64(-7), Expr::i64(0));
         assert_eq!(simplify(&e), Expr::i64(0));
-        let e = Expr::binary(BinOp::Add, Expr::int(Type::U8, 200), Expr::int(Type::U8, 100));
+        let e = Expr::binary(
+            BinOp::Add,
+            Expr::int(Type::U8, 200),
+            Expr::int(Type::U8, 100),
+        );
         assert_eq!(simplify(&e), Expr::int(Type::U8, 44));
     }
 
     #[test]
     fn chains_of_offsets_merge() {
-        let e = Expr::binary(BinOp::Sub, add(add(sym(2), Expr::i64(3)), Expr::i64(4)), Expr::i64(10));
+        let e = Expr::binary(
+            BinOp::Sub,
+            add(add(sym(2), Expr::i64(3)), Expr::i64(4)),
+            Expr::i64(10),
+        );
         assert_eq!(simplify(&e), add(sym(2), Expr::i64(-3)));
         let e = Expr::binary(BinOp::Sub, add(sym(2), Expr::i64(3)), sym(2));
         assert_eq!(simplify(&e), Expr::i64(3));

@@ -70,7 +70,11 @@ fn float_lit(t: Type, v: f64) -> TokenStream {
         return quote!(#ty::NAN);
     }
     if v.is_infinite() {
-        return if v > 0.0 { quote!(#ty::INFINITY) } else { quote!(#ty::NEG_INFINITY) };
+        return if v > 0.0 {
+            quote!(#ty::INFINITY)
+        } else {
+            quote!(#ty::NEG_INFINITY)
+        };
     }
     let lit = if t == Type::F32 {
         Literal::f32_suffixed((v as f32).abs())
@@ -126,11 +130,18 @@ impl Gen<'_> {
             ExprKind::Float(v) => float_lit(e.ty, *v),
             ExprKind::Bool(b) => quote!(#b),
             ExprKind::Var(d) => {
-                let id = var_ident(LoopVar::Pure(f.expect("a pure variable outside a stage"), *d));
+                let id = var_ident(LoopVar::Pure(
+                    f.expect("a pure variable outside a stage"),
+                    *d,
+                ));
                 quote!(#id)
             }
             ExprKind::RVar(r) => {
-                let id = var_ident(LoopVar::Reduction(f.expect("an rvar outside a stage"), k.expect("an rvar outside an update"), *r));
+                let id = var_ident(LoopVar::Reduction(
+                    f.expect("an rvar outside a stage"),
+                    k.expect("an rvar outside an update"),
+                    *r,
+                ));
                 quote!(#id)
             }
             ExprKind::Param(i) => {
@@ -146,6 +157,16 @@ impl Gen<'_> {
                 quote!(#id)
             }
             ExprKind::Sym(s) => sym(*s),
+            ExprKind::LetVar(id) => {
+                let v = format_ident!("__t{}", id);
+                quote!(#v)
+            }
+            ExprKind::Let { id, value, body } => {
+                let v = format_ident!("__t{}", id);
+                let vty = rust_type(value.ty);
+                let (x, b) = (sub(value), sub(body));
+                quote!({ let #v: #vty = #x; #b })
+            }
             ExprKind::Unary(op, a) => {
                 let a = sub(a);
                 match (op, e.ty) {
@@ -173,8 +194,12 @@ impl Gen<'_> {
                         BinOp::And => quote!((#x & #y)),
                         BinOp::Or => quote!((#x | #y)),
                         BinOp::Xor => quote!((#x ^ #y)),
-                        BinOp::Shl => quote!(<#oty as ::pipeline::rt::IntOps>::shl_w(#x, (#y) as u32)),
-                        BinOp::Shr => quote!(<#oty as ::pipeline::rt::IntOps>::shr_w(#x, (#y) as u32)),
+                        BinOp::Shl => {
+                            quote!(<#oty as ::pipeline::rt::IntOps>::shl_w(#x, (#y) as u32))
+                        }
+                        BinOp::Shr => {
+                            quote!(<#oty as ::pipeline::rt::IntOps>::shr_w(#x, (#y) as u32))
+                        }
                         BinOp::Eq => quote!((#x == #y)),
                         BinOp::Ne => quote!((#x != #y)),
                         BinOp::Lt => quote!((#x < #y)),
@@ -263,7 +288,12 @@ impl Gen<'_> {
                     }
                 }
             }
-            ExprKind::Boundary { mode, coord, min, extent } => {
+            ExprKind::Boundary {
+                mode,
+                coord,
+                min,
+                extent,
+            } => {
                 let (c, lo, n) = (sub(coord), sub(min), sub(extent));
                 let helper = match mode {
                     BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => quote!(clamp_coord),
@@ -295,7 +325,13 @@ impl Gen<'_> {
                 let parts = stmts.iter().map(|s| self.stage(s));
                 quote!(#(#parts)*)
             }
-            Stmt::For { var, min, max, kind, body } => {
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body,
+            } => {
                 let id = var_ident(*var);
                 let inner = self.stmt(body);
                 match kind {
@@ -334,7 +370,12 @@ impl Gen<'_> {
                     }
                 }
             }
-            Stmt::Store { func, update, args, value } => {
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => {
                 let w = self.writer(*func);
                 let c = self.coords(args, Some(*func), *update);
                 let v = self.expr(value, Some(*func), *update);
@@ -370,7 +411,11 @@ impl Gen<'_> {
         if self.writer(f) != format_ident!("__w{}", f) {
             return code;
         }
-        let (buf, w, r) = (format_ident!("__buf{}", f), format_ident!("__w{}", f), format_ident!("__r{}", f));
+        let (buf, w, r) = (
+            format_ident!("__buf{}", f),
+            format_ident!("__w{}", f),
+            format_ident!("__r{}", f),
+        );
         let (lo, _) = self.region(f);
         if !self.readable.borrow().contains(&r) {
             self.readable.borrow_mut().push(r.clone());
@@ -430,7 +475,10 @@ pub fn generate(input: &Input) -> TokenStream {
             let user = Ident::new(&inp.name, Span::call_site());
             let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
             let v = format_ident!("__in{}", i);
-            let (mn, sh) = (format_ident!("__in{}_min", i), format_ident!("__in{}_shape", i));
+            let (mn, sh) = (
+                format_ident!("__in{}_min", i),
+                format_ident!("__in{}_shape", i),
+            );
             params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
             let label = format!("input `{}`", inp.name);
             prologue.push(quote! {
@@ -443,7 +491,10 @@ pub fn generate(input: &Input) -> TokenStream {
             region_args.push(quote!(#user.min, #user.shape));
             shape_params.push(quote!(#user: [usize; #n]));
             for d in 0..inp.dims {
-                let (e, dd) = (format_ident!("__in{}_ext{}", i, d), Literal::usize_unsuffixed(d));
+                let (e, dd) = (
+                    format_ident!("__in{}_ext{}", i, d),
+                    Literal::usize_unsuffixed(d),
+                );
                 let m = format_ident!("__in{}_min{}", i, d);
                 shape_locals.push(quote!(let #e: i32 = #user[#dd] as i32; let #m: i32 = 0;));
             }
@@ -466,13 +517,19 @@ pub fn generate(input: &Input) -> TokenStream {
         let decl = &cp.outputs[k];
         let (ty, n) = (rust_type(decl.ty), Literal::usize_unsuffixed(decl.dims));
         let mut pname = sanitize(&p.funcs[f].name);
-        if p.inputs.iter().any(|i| i.name == pname) || p.params.iter().any(|i| i.name == pname) || out_names.contains(&pname) {
+        if p.inputs.iter().any(|i| i.name == pname)
+            || p.params.iter().any(|i| i.name == pname)
+            || out_names.contains(&pname)
+        {
             pname = format!("{pname}_out{k}");
         }
         out_names.push(pname.clone());
         let user = Ident::new(&pname, Span::call_site());
         let v = format_ident!("__out{}", k);
-        let (mn, sh) = (format_ident!("__out{}_min", k), format_ident!("__out{}_shape", k));
+        let (mn, sh) = (
+            format_ident!("__out{}_min", k),
+            format_ident!("__out{}_shape", k),
+        );
         params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
         let label = format!("output `{}`", p.funcs[f].name);
         prologue.push(quote! {
@@ -490,15 +547,24 @@ pub fn generate(input: &Input) -> TokenStream {
     let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
     let mut bounds_body = Vec::new();
     for (i, inp) in p.inputs.iter().enumerate() {
-        let (mn, sh) = (format_ident!("__in{}_min", i), format_ident!("__in{}_shape", i));
+        let (mn, sh) = (
+            format_ident!("__in{}_min", i),
+            format_ident!("__in{}_shape", i),
+        );
         for d in 0..inp.dims {
             let dd = Literal::usize_unsuffixed(d);
-            let (m, e) = (format_ident!("__in{}_min{}", i, d), format_ident!("__in{}_ext{}", i, d));
+            let (m, e) = (
+                format_ident!("__in{}_min{}", i, d),
+                format_ident!("__in{}_ext{}", i, d),
+            );
             bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
         }
     }
     for (k, region) in b.outputs.iter().enumerate() {
-        let (mn, sh) = (format_ident!("__out{}_min", k), format_ident!("__out{}_shape", k));
+        let (mn, sh) = (
+            format_ident!("__out{}_min", k),
+            format_ident!("__out{}_shape", k),
+        );
         for (d, &(lo, hi)) in region.iter().enumerate() {
             let dd = Literal::usize_unsuffixed(d);
             let (l, h) = (sym(lo), sym(hi));
@@ -528,7 +594,10 @@ pub fn generate(input: &Input) -> TokenStream {
         let v = format_ident!("__in{}", i);
         for d in 0..inp.dims {
             let dd = Literal::usize_unsuffixed(d);
-            let (m, e) = (format_ident!("__in{}_min{}", i, d), format_ident!("__in{}_ext{}", i, d));
+            let (m, e) = (
+                format_ident!("__in{}_min{}", i, d),
+                format_ident!("__in{}_ext{}", i, d),
+            );
             checks.push(quote!(let #m: i32 = #v.origin()[#dd] as i32; let #e: i32 = #v.shape()[#dd] as i32;));
         }
     }
@@ -644,7 +713,13 @@ fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStrea
 pub fn sanitize(name: &str) -> String {
     let s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     s.trim_end_matches('_').to_string()
 }

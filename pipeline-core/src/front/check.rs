@@ -16,7 +16,8 @@
 //! ```
 
 use super::parse::{FnItem, Program};
-use crate::analysis::interval::{bounds_of, Interval, Scope};
+use crate::analysis::interval::{bounds_of, visit_loads, Interval, Scope};
+use crate::analysis::simplify::fold_constants;
 use crate::ir::*;
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -106,10 +107,15 @@ struct Elab<'p> {
     rvar_names: Vec<String>,
     /// Funcs whose definition failed: uses of them report nothing more.
     poisoned: Vec<FuncId>,
+    /// The last `let` id given out.
+    lets: usize,
 }
 
 /// Checks one pipeline of the program.
-pub fn check_pipeline(program: &Program, item: &FnItem) -> std::result::Result<CheckedPipeline, Error> {
+pub fn check_pipeline(
+    program: &Program,
+    item: &FnItem,
+) -> std::result::Result<CheckedPipeline, Error> {
     let mut elab = Elab {
         templates: &program.templates,
         pipe: Pipeline {
@@ -129,6 +135,7 @@ pub fn check_pipeline(program: &Program, item: &FnItem) -> std::result::Result<C
         depth: 0,
         rvar_names: Vec::new(),
         poisoned: Vec::new(),
+        lets: 0,
     };
     let mut env = Env::new();
     let outputs = elab.signature(item, &mut env)?;
@@ -182,15 +189,21 @@ fn ident_of(e: &syn::Expr) -> Option<&syn::Ident> {
 
 fn scalar_type(ty: &syn::Type) -> Option<Type> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => Type::from_name(&p.path.get_ident()?.to_string()),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            Type::from_name(&p.path.get_ident()?.to_string())
+        }
         _ => None,
     }
 }
 
 /// Parses `Image<T, N>` (N defaults to 2).
 fn image_type(ty: &syn::Type) -> Result<Option<(Type, usize)>> {
-    let syn::Type::Path(p) = ty else { return Ok(None) };
-    let Some(seg) = p.path.segments.last() else { return Ok(None) };
+    let syn::Type::Path(p) = ty else {
+        return Ok(None);
+    };
+    let Some(seg) = p.path.segments.last() else {
+        return Ok(None);
+    };
     if seg.ident != "Image" || p.path.segments.len() != 1 {
         return Ok(None);
     }
@@ -201,19 +214,30 @@ fn image_type(ty: &syn::Type) -> Result<Option<(Type, usize)>> {
     let elem = match it.next() {
         Some(syn::GenericArgument::Type(t)) => match scalar_type(t) {
             Some(t) if t != Type::Bool => t,
-            _ => return err(t, "an image's element type is one of u8 u16 u32 u64 i8 i16 i32 i64 f32 f64"),
+            _ => {
+                return err(
+                    t,
+                    "an image's element type is one of u8 u16 u32 u64 i8 i16 i32 i64 f32 f64",
+                )
+            }
         },
         _ => return err(args, "write the element type first: `Image<u8, 2>`"),
     };
     let dims = match it.next() {
         None => 2,
-        Some(syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))) => {
-            match n.base10_parse::<usize>() {
-                Ok(d) if (1..=4).contains(&d) => d,
-                _ => return err(n, "an image has 1 to 4 dimensions"),
-            }
+        Some(syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }))) => match n.base10_parse::<usize>() {
+            Ok(d) if (1..=4).contains(&d) => d,
+            _ => return err(n, "an image has 1 to 4 dimensions"),
+        },
+        Some(other) => {
+            return err(
+                other,
+                "the dimension count must be an integer literal from 1 to 4",
+            )
         }
-        Some(other) => return err(other, "the dimension count must be an integer literal from 1 to 4"),
     };
     if let Some(extra) = it.next() {
         return err(extra, "`Image` takes an element type and a dimension count");
@@ -227,7 +251,9 @@ fn coord_name(d: usize) -> &'static str {
 
 impl Elab<'_> {
     fn is_family(&self, name: &str) -> bool {
-        self.family_scopes.last().is_some_and(|m| m.contains_key(name))
+        self.family_scopes
+            .last()
+            .is_some_and(|m| m.contains_key(name))
     }
 
     fn site(&mut self, call: &syn::ExprCall) -> usize {
@@ -262,11 +288,17 @@ impl Elab<'_> {
             }
             if let Some((ty, dims)) = image_type(&pt.ty)? {
                 self.pipe.arg_order.push((true, self.pipe.inputs.len()));
-                env.insert(name.clone(), Binding::Func(FuncRef::Input(self.pipe.inputs.len())));
+                env.insert(
+                    name.clone(),
+                    Binding::Func(FuncRef::Input(self.pipe.inputs.len())),
+                );
                 self.pipe.inputs.push(Input { name, ty, dims });
             } else if let Some(ty) = scalar_type(&pt.ty) {
                 if ty == Type::Bool {
-                    return err(&pt.ty, "scalar parameters are numbers (u8 .. f64); pass a bool as u8");
+                    return err(
+                        &pt.ty,
+                        "scalar parameters are numbers (u8 .. f64); pass a bool as u8",
+                    );
                 }
                 let e = Expr::new(ExprKind::Param(self.pipe.params.len()), ty);
                 self.pipe.arg_order.push((false, self.pipe.params.len()));
@@ -326,7 +358,12 @@ impl Elab<'_> {
                 Some(f) => f,
                 // After other errors, an unknown output is most likely one of their consequences.
                 None if !self.errors.is_empty() => return Err(cascade()),
-                None => return err(e, "an output must name a func defined in this pipeline, e.g. `out`"),
+                None => {
+                    return err(
+                        e,
+                        "an output must name a func defined in this pipeline, e.g. `out`",
+                    )
+                }
             };
             let FuncRef::Func(id) = fref else {
                 return err(
@@ -392,17 +429,15 @@ impl Elab<'_> {
         None
     }
 
-    fn stmt(
-        &mut self,
-        stmt: &syn::Stmt,
-        env: &mut Env,
-        prefix: &str,
-    ) -> Result<()> {
+    fn stmt(&mut self, stmt: &syn::Stmt, env: &mut Env, prefix: &str) -> Result<()> {
         match stmt {
             syn::Stmt::Local(local) => self.let_stmt(local, env),
             syn::Stmt::Expr(e, semi) => {
                 if semi.is_none() && !matches!(e, syn::Expr::ForLoop(_)) {
-                    return err(e, "only the last statement may be the output; end this statement with `;`");
+                    return err(
+                        e,
+                        "only the last statement may be the output; end this statement with `;`",
+                    );
                 }
                 match e {
                     syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right, env, prefix, None),
@@ -438,7 +473,10 @@ impl Elab<'_> {
         }
         let name = pi.ident.to_string();
         let binding = match self.func_value(&init.expr, env) {
-            Ok(Some(f)) => Ok(Binding::Func(f)),
+            Ok(Some(f)) => {
+                self.name_template_result(&f, &name);
+                Ok(Binding::Func(f))
+            }
             Ok(None) => {
                 let ctx = Ctx { defining: None };
                 self.expr(&init.expr, env, &ctx).map(Binding::Scalar)
@@ -460,25 +498,29 @@ impl Elab<'_> {
     /// Resolves a func-valued expression: a name bound to a func or input, a
     /// family member `g[i]`, a boundary condition `f.clamp_edge()`, or a
     /// template call. `Ok(None)` when the expression is not func-shaped.
-    fn func_value(
-        &mut self,
-        e: &syn::Expr,
-        env: &Env,
-    ) -> Result<Option<FuncRef>> {
+    fn func_value(&mut self, e: &syn::Expr, env: &Env) -> Result<Option<FuncRef>> {
         match e {
             syn::Expr::Paren(p) => self.func_value(&p.expr, env),
             syn::Expr::Path(_) => {
-                let Some(id) = ident_of(e) else { return Ok(None) };
+                let Some(id) = ident_of(e) else {
+                    return Ok(None);
+                };
                 match env.get(&id.to_string()) {
                     Some(Binding::Func(f)) => Ok(Some(f.clone())),
                     Some(Binding::Poisoned) => Err(cascade()),
-                    None if self.is_family(&id.to_string()) => err(id, format!("`{id}` is a family of funcs; pick one with an index: `{id}[0]`")),
+                    None if self.is_family(&id.to_string()) => err(
+                        id,
+                        format!("`{id}` is a family of funcs; pick one with an index: `{id}[0]`"),
+                    ),
                     _ => Ok(None),
                 }
             }
             syn::Expr::Index(ix) => {
                 let Some(fam) = ident_of(&ix.expr) else {
-                    return err(&ix.expr, "expected the name of a func family, as in `gauss[l - 1]`");
+                    return err(
+                        &ix.expr,
+                        "expected the name of a func family, as in `gauss[l - 1]`",
+                    );
                 };
                 let key = match env.get(&fam.to_string()) {
                     _ => match self.family_scopes.last().and_then(|m| m.get(&fam.to_string())) {
@@ -502,7 +544,10 @@ impl Elab<'_> {
                     _ => return Ok(None),
                 };
                 let Some(inner) = self.func_value(&m.receiver, env)? else {
-                    return err(&m.receiver, format!("`.{}()` applies to an input or a func", m.method));
+                    return err(
+                        &m.receiver,
+                        format!("`.{}()` applies to an input or a func", m.method),
+                    );
                 };
                 if self.source_extents(&inner).is_none() {
                     return err(
@@ -531,7 +576,9 @@ impl Elab<'_> {
                 }))
             }
             syn::Expr::Call(c) => {
-                let Some(name) = ident_of(&c.func) else { return Ok(None) };
+                let Some(name) = ident_of(&c.func) else {
+                    return Ok(None);
+                };
                 let Some(t) = self.templates.iter().position(|t| t.sig.ident == *name) else {
                     return Ok(None);
                 };
@@ -544,12 +591,7 @@ impl Elab<'_> {
         }
     }
 
-    fn instantiate(
-        &mut self,
-        t: usize,
-        call: &syn::ExprCall,
-        env: &Env,
-    ) -> Result<FuncRef> {
+    fn instantiate(&mut self, t: usize, call: &syn::ExprCall, env: &Env) -> Result<FuncRef> {
         let template = &self.templates[t];
         let params: Vec<&syn::PatType> = template
             .sig
@@ -572,7 +614,10 @@ impl Elab<'_> {
             );
         }
         if self.depth > 32 {
-            return err(call, "templates nest more than 32 deep; is a template calling itself?");
+            return err(
+                call,
+                "templates nest more than 32 deep; is a template calling itself?",
+            );
         }
         let mut inner_env = Env::new();
         for (p, arg) in params.iter().zip(&call.args) {
@@ -590,7 +635,10 @@ impl Elab<'_> {
                 let v = self.expr(arg, env, &ctx)?;
                 let e = self.coerce(v, ty, arg)?;
                 if e.any(&mut |n| matches!(n.kind, ExprKind::Var(_) | ExprKind::RVar(_))) {
-                    return err(arg, "a template's scalar argument cannot use pure or reduction variables");
+                    return err(
+                        arg,
+                        "a template's scalar argument cannot use pure or reduction variables",
+                    );
                 }
                 Binding::Scalar(Val::Typed(e))
             } else {
@@ -610,14 +658,20 @@ impl Elab<'_> {
         if self.errors.len() > errors_before {
             self.family_scopes.pop();
             let inner: Vec<Error> = self.errors.drain(errors_before..).collect();
-            let mut e = Error::new_spanned(call, format!("in this use of template `{}`:", template.sig.ident));
+            let mut e = Error::new_spanned(
+                call,
+                format!("in this use of template `{}`:", template.sig.ident),
+            );
             for i in inner {
                 e.combine(i);
             }
             return Err(e);
         }
         let result = match tail {
-            None => err(&template.block, "a template ends with the func it returns as its tail expression"),
+            None => err(
+                &template.block,
+                "a template ends with the func it returns as its tail expression",
+            ),
             Some(tail) => match self.func_value(tail, &inner_env) {
                 Ok(Some(f)) => Ok(f),
                 Ok(None) => err(tail, "a template must return a func"),
@@ -628,12 +682,7 @@ impl Elab<'_> {
         result
     }
 
-    fn for_loop(
-        &mut self,
-        f: &syn::ExprForLoop,
-        env: &mut Env,
-        prefix: &str,
-    ) -> Result<()> {
+    fn for_loop(&mut self, f: &syn::ExprForLoop, env: &mut Env, prefix: &str) -> Result<()> {
         if let syn::Expr::Call(c) = &*f.expr {
             if ident_of(&c.func).is_some_and(|i| i == "rdom") {
                 return self.rdom_loop(f, c, env, prefix);
@@ -690,7 +739,11 @@ impl Elab<'_> {
         if names.len() != call.args.len() {
             return err(
                 &f.pat,
-                format!("rdom has {} dimension(s) but the pattern binds {} name(s)", call.args.len(), names.len()),
+                format!(
+                    "rdom has {} dimension(s) but the pattern binds {} name(s)",
+                    call.args.len(),
+                    names.len()
+                ),
             );
         }
         if call.args.is_empty() {
@@ -700,7 +753,10 @@ impl Elab<'_> {
         let ctx = Ctx { defining: None };
         for (name, arg) in names.iter().zip(&call.args) {
             let syn::Expr::Range(r) = arg else {
-                return err(arg, "each rdom dimension is a range `min..end` or `min..=max`");
+                return err(
+                    arg,
+                    "each rdom dimension is a range `min..end` or `min..=max`",
+                );
             };
             let (Some(start), Some(end)) = (&r.start, &r.end) else {
                 return err(r, "an rdom range needs both ends");
@@ -714,8 +770,16 @@ impl Elab<'_> {
                 extent = Expr::binary(BinOp::Add, extent, Expr::i32(1));
             }
             for e in [&lo, &extent] {
-                if e.any(&mut |n| matches!(n.kind, ExprKind::Var(_) | ExprKind::RVar(_) | ExprKind::Load { .. })) {
-                    return err(r, "rdom bounds may use scalar parameters, input extents and constants only");
+                if e.any(&mut |n| {
+                    matches!(
+                        n.kind,
+                        ExprKind::Var(_) | ExprKind::RVar(_) | ExprKind::Load { .. }
+                    )
+                }) {
+                    return err(
+                        r,
+                        "rdom bounds may use scalar parameters, input extents and constants only",
+                    );
                 }
             }
             rdom.push(RDomDim {
@@ -772,20 +836,38 @@ impl Elab<'_> {
             syn::Expr::Call(call) => {
                 let target = self.definition_target(&call.func, env)?;
                 match target {
-                    Target::Existing(id) => self.update(id, call, op, rhs, env, rdom.map(|r| r.as_slice()).unwrap_or(&[])),
+                    Target::Existing(id) => self.update(
+                        id,
+                        call,
+                        op,
+                        rhs,
+                        env,
+                        rdom.map(|r| r.as_slice()).unwrap_or(&[]),
+                    ),
                     Target::New { name, family } => {
                         if op.is_some() || rdom.is_some() {
                             if family.is_none() {
                                 env.insert(name.clone(), Binding::Poisoned);
                             }
-                            let what = if op.is_some() { "updated" } else { "updated in an rdom loop" };
+                            let what = if op.is_some() {
+                                "updated"
+                            } else {
+                                "updated in an rdom loop"
+                            };
                             return err(
                                 lhs,
                                 format!("`{name}` is {what} before it is defined; give it a pure definition first, e.g. `{name}(i) = 0;`"),
                             );
                         }
                         let id = self.pipe.funcs.len();
-                        let result = self.pure_definition(&format!("{prefix}{name}"), &name, family, call, rhs, env);
+                        let result = self.pure_definition(
+                            &format!("{prefix}{name}"),
+                            &name,
+                            family,
+                            call,
+                            rhs,
+                            env,
+                        );
                         if self.pipe.funcs.len() > id {
                             // Bind the name even when its definition failed, so
                             // that later uses do not report it as unknown.
@@ -807,7 +889,10 @@ impl Elab<'_> {
             }
             syn::Expr::Index(ix) => {
                 if op.is_some() || rdom.is_some() {
-                    return err(lhs, "a func family member is bound with `g[i] = template(..);`");
+                    return err(
+                        lhs,
+                        "a func family member is bound with `g[i] = template(..);`",
+                    );
                 }
                 let (key, idx, name) = self.family_slot(ix, env)?;
                 if self.families[key].contains_key(&idx) {
@@ -831,24 +916,27 @@ impl Elab<'_> {
     /// Gives the result func of a template instance the name it is bound to.
     fn name_template_result(&mut self, f: &FuncRef, name: &str) {
         if let FuncRef::Func(id) = f {
-            if self.pipe.funcs[*id].name.contains('#') && !self.pipe.funcs.iter().any(|g| g.name == name) {
+            if self.pipe.funcs[*id].name.contains('#')
+                && !self.pipe.funcs.iter().any(|g| g.name == name)
+            {
                 self.pipe.funcs[*id].name = name.to_string();
             }
         }
     }
 
-    fn family_slot(
-        &mut self,
-        ix: &syn::ExprIndex,
-        env: &Env,
-    ) -> Result<(usize, i128, String)> {
+    fn family_slot(&mut self, ix: &syn::ExprIndex, env: &Env) -> Result<(usize, i128, String)> {
         let Some(fam) = ident_of(&ix.expr) else {
             return err(&ix.expr, "expected a func family name, as in `gauss[0]`");
         };
         let name = fam.to_string();
         let idx = self.const_int(&ix.index, env)?;
         let key = match env.get(&name) {
-            Some(_) => return err(fam, format!("`{name}` is already a func or value, not a family")),
+            Some(_) => {
+                return err(
+                    fam,
+                    format!("`{name}` is already a func or value, not a family"),
+                )
+            }
             None => match self.family_scopes.last().and_then(|m| m.get(&name)) {
                 Some(k) => *k,
                 None => {
@@ -864,17 +952,18 @@ impl Elab<'_> {
         Ok((key, idx, name))
     }
 
-    fn definition_target(
-        &mut self,
-        callee: &syn::Expr,
-        env: &Env,
-    ) -> Result<Target> {
+    fn definition_target(&mut self, callee: &syn::Expr, env: &Env) -> Result<Target> {
         match callee {
             syn::Expr::Index(ix) => {
                 let (key, idx, name) = self.family_slot(ix, env)?;
                 Ok(match self.families[key].get(&idx) {
                     Some(FuncRef::Func(id)) => Target::Existing(*id),
-                    Some(_) => return err(callee, "this family member is not a func that can be updated"),
+                    Some(_) => {
+                        return err(
+                            callee,
+                            "this family member is not a func that can be updated",
+                        )
+                    }
                     None => Target::New {
                         name: format!("{name}[{idx}]"),
                         family: Some((key, idx)),
@@ -888,18 +977,32 @@ impl Elab<'_> {
                 let name = id.to_string();
                 match env.get(&name) {
                     Some(Binding::Func(FuncRef::Func(f))) => Ok(Target::Existing(*f)),
-                    Some(Binding::Func(FuncRef::Input(_))) => err(id, format!("`{name}` is an input image and cannot be defined")),
-                    Some(Binding::Func(_)) => err(id, format!("`{name}` is a view through a boundary condition and cannot be defined")),
+                    Some(Binding::Func(FuncRef::Input(_))) => err(
+                        id,
+                        format!("`{name}` is an input image and cannot be defined"),
+                    ),
+                    Some(Binding::Func(_)) => err(
+                        id,
+                        format!(
+                            "`{name}` is a view through a boundary condition and cannot be defined"
+                        ),
+                    ),
                     Some(Binding::Scalar(_)) | Some(Binding::Var(_)) | Some(Binding::RVar(_)) => {
                         err(id, format!("`{name}` is a scalar value, not a func"))
                     }
                     Some(Binding::Poisoned) => Err(cascade()),
-                    None if self.is_family(&name) => {
-                        err(id, format!("`{name}` is a func family; define a member: `{name}[0](x, y) = ...`"))
-                    }
+                    None if self.is_family(&name) => err(
+                        id,
+                        format!(
+                            "`{name}` is a func family; define a member: `{name}[0](x, y) = ...`"
+                        ),
+                    ),
                     None => {
                         if is_reserved(&name) {
-                            return err(id, format!("`{name}` is a built-in and cannot name a func"));
+                            return err(
+                                id,
+                                format!("`{name}` is a built-in and cannot name a func"),
+                            );
                         }
                         Ok(Target::New { name, family: None })
                     }
@@ -932,7 +1035,10 @@ impl Elab<'_> {
                 return err(v, format!("variable `{vname}` appears twice"));
             }
             if matches!(env.get(&vname), Some(Binding::Func(_))) || self.is_family(&vname) {
-                return err(v, format!("`{vname}` names a func; pick another variable name"));
+                return err(
+                    v,
+                    format!("`{vname}` names a func; pick another variable name"),
+                );
             }
             inner.insert(vname.clone(), Binding::Var(vars.len()));
             vars.push(vname);
@@ -963,7 +1069,7 @@ impl Elab<'_> {
             defining: Some((id, false)),
         };
         let value = self.expr(rhs, &inner, &ctx)?;
-        let value = self.default(value, rhs)?;
+        let value = fold_constants(&self.default(value, rhs)?);
         self.pipe.funcs[id].ty = value.ty;
         self.pipe.funcs[id].pure = value;
         self.pipe.funcs[id].natural_extent = self.natural_extents(id);
@@ -983,7 +1089,12 @@ impl Elab<'_> {
         if call.args.len() != func.dims() {
             return err(
                 call,
-                format!("`{}` has {} dimension(s) but is given {} coordinate(s)", func.name, func.dims(), call.args.len()),
+                format!(
+                    "`{}` has {} dimension(s) but is given {} coordinate(s)",
+                    func.name,
+                    func.dims(),
+                    call.args.len()
+                ),
             );
         }
         let mut inner = env.clone();
@@ -1004,7 +1115,8 @@ impl Elab<'_> {
             let v = self.expr(arg, &inner, &ctx)?;
             let e = self.coordinate(v, arg)?;
             let misplaced = e.any(&mut |n| matches!(n.kind, ExprKind::Var(k) if k != d))
-                || (matches!(e.kind, ExprKind::Var(_)) == false && e.any(&mut |n| matches!(n.kind, ExprKind::Var(_))));
+                || (matches!(e.kind, ExprKind::Var(_)) == false
+                    && e.any(&mut |n| matches!(n.kind, ExprKind::Var(_))));
             if misplaced {
                 return err(
                     arg,
@@ -1034,8 +1146,8 @@ impl Elab<'_> {
         };
         self.pipe.funcs[id].updates.push(Update {
             rdom: rdom.to_vec(),
-            args,
-            value,
+            args: args.iter().map(fold_constants).collect(),
+            value: fold_constants(&value),
             site,
         });
         Ok(())
@@ -1097,8 +1209,17 @@ impl Elab<'_> {
         }
     }
 
-    fn block_value(&mut self, stmts: &[syn::Stmt], env: &Env, ctx: &Ctx, whole: impl ToTokens) -> Result<Val> {
+    fn block_value(
+        &mut self,
+        stmts: &[syn::Stmt],
+        env: &Env,
+        ctx: &Ctx,
+        whole: impl ToTokens,
+    ) -> Result<Val> {
         let mut inner = env.clone();
+        // Typed values are bound once (a `Let` node), not substituted at every
+        // use, so nested lets cannot grow the code exponentially.
+        let mut bound: Vec<(usize, Expr)> = Vec::new();
         for (i, s) in stmts.iter().enumerate() {
             match s {
                 syn::Stmt::Local(l) => {
@@ -1108,14 +1229,45 @@ impl Elab<'_> {
                     let Some(init) = &l.init else {
                         return err(l, "`let` needs a value");
                     };
-                    let v = self.expr(&init.expr, &inner, ctx)?;
+                    let v = match self.expr(&init.expr, &inner, ctx)? {
+                        Val::Typed(e) if !is_leaf(&fold_constants(&e)) => {
+                            let id = self.next_let();
+                            let var = Expr::new(ExprKind::LetVar(id), e.ty);
+                            bound.push((id, e));
+                            Val::Typed(var)
+                        }
+                        other => other,
+                    };
                     inner.insert(pi.ident.to_string(), Binding::Scalar(v));
                 }
-                syn::Stmt::Expr(e, None) if i + 1 == stmts.len() => return self.expr(e, &inner, ctx),
+                syn::Stmt::Expr(e, None) if i + 1 == stmts.len() => {
+                    let value = self.expr(e, &inner, ctx)?;
+                    if bound.is_empty() {
+                        return Ok(value);
+                    }
+                    let mut body = self.default(value, e)?;
+                    for (id, v) in bound.into_iter().rev() {
+                        let ty = body.ty;
+                        body = Expr::new(
+                            ExprKind::Let {
+                                id,
+                                value: Box::new(v),
+                                body: Box::new(body),
+                            },
+                            ty,
+                        );
+                    }
+                    return Ok(Val::Typed(body));
+                }
                 other => return err(other, "a block holds `let` bindings followed by its value"),
             }
         }
         err(whole, "this block has no value; end it with an expression")
+    }
+
+    fn next_let(&mut self) -> usize {
+        self.lets += 1;
+        self.lets
     }
 
     fn literal(&mut self, lit: &syn::Lit) -> Result<Val> {
@@ -1130,7 +1282,13 @@ impl Elab<'_> {
                     s => match Type::from_name(s) {
                         Some(t) if t.is_int() => {
                             if v > t.int_max() {
-                                return err(i, format!("literal {v} does not fit in {t} (max {})", t.int_max()));
+                                return err(
+                                    i,
+                                    format!(
+                                        "literal {v} does not fit in {t} (max {})",
+                                        t.int_max()
+                                    ),
+                                );
                             }
                             Ok(Val::Typed(Expr::int(t, v)))
                         }
@@ -1140,7 +1298,9 @@ impl Elab<'_> {
                 }
             }
             syn::Lit::Float(f) => {
-                let v: f64 = f.base10_parse().map_err(|_| Error::new_spanned(f, "bad float literal"))?;
+                let v: f64 = f
+                    .base10_parse()
+                    .map_err(|_| Error::new_spanned(f, "bad float literal"))?;
                 match f.suffix() {
                     "" => Ok(Val::FloatLit(v)),
                     "f32" => Ok(Val::Typed(Expr::float(Type::F32, v))),
@@ -1149,7 +1309,10 @@ impl Elab<'_> {
                 }
             }
             syn::Lit::Bool(b) => Ok(Val::Typed(Expr::bool(b.value))),
-            other => err(other, "only numbers and `true`/`false` are literals in the DSL"),
+            other => err(
+                other,
+                "only numbers and `true`/`false` are literals in the DSL",
+            ),
         }
     }
 
@@ -1163,15 +1326,22 @@ impl Elab<'_> {
             Some(Binding::RVar(r)) => Ok(Val::Typed(Expr::new(ExprKind::RVar(*r), Type::I32))),
             Some(Binding::Scalar(v)) => Ok(v.clone()),
             Some(Binding::Poisoned) => Err(cascade()),
-            None if self.is_family(&name) => err(id, format!("`{name}` is a func family; call a member: `{name}[0](x, y)`")),
-            Some(Binding::Func(_)) => {
-                err(id, format!("`{name}` is a func; call it with coordinates, e.g. `{name}(x, y)`"))
-            }
+            None if self.is_family(&name) => err(
+                id,
+                format!("`{name}` is a func family; call a member: `{name}[0](x, y)`"),
+            ),
+            Some(Binding::Func(_)) => err(
+                id,
+                format!("`{name}` is a func; call it with coordinates, e.g. `{name}(x, y)`"),
+            ),
             None => {
                 if self.rvar_names.contains(&name) {
                     err(id, format!("`{name}` is a reduction variable and is only visible inside its `for .. in rdom(..)` loop"))
                 } else if self.templates.iter().any(|t| t.sig.ident == name) {
-                    err(id, format!("`{name}` is a template; call it with funcs: `{name}(f)`"))
+                    err(
+                        id,
+                        format!("`{name}` is a template; call it with funcs: `{name}(f)`"),
+                    )
                 } else {
                     err(id, format!("unknown name `{name}`"))
                 }
@@ -1235,7 +1405,10 @@ impl Elab<'_> {
                 }
             }
             (Val::IntLit(_) | Val::FloatLit(_), Val::IntLit(_) | Val::FloatLit(_))
-                if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max) =>
+                if matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max
+                ) =>
             {
                 let f = |v: &Val| match v {
                     Val::IntLit(i) => *i as f64,
@@ -1277,7 +1450,10 @@ impl Elab<'_> {
             _ => ty == Type::Bool,
         };
         if bad {
-            return err(at, format!("operator `{}` does not apply to {}", op.symbol(), ty));
+            return err(
+                at,
+                format!("operator `{}` does not apply to {}", op.symbol(), ty),
+            );
         }
         Ok(Val::Typed(Expr::binary(op, x, y)))
     }
@@ -1288,7 +1464,13 @@ impl Elab<'_> {
             (Val::Typed(x), Val::Typed(y)) => match Type::unify(x.ty, y.ty) {
                 Some(t) => t,
                 None => {
-                    return err(at, format!("mismatched types {} and {}; convert one side with `as`", x.ty, y.ty))
+                    return err(
+                        at,
+                        format!(
+                            "mismatched types {} and {}; convert one side with `as`",
+                            x.ty, y.ty
+                        ),
+                    )
                 }
             },
             (Val::Typed(x), Val::IntLit(_)) | (Val::IntLit(_), Val::Typed(x)) => x.ty,
@@ -1327,7 +1509,14 @@ impl Elab<'_> {
                 } else if ty.is_float() {
                     Ok(Expr::float(ty, i as f64))
                 } else if i < ty.int_min() || i > ty.int_max() {
-                    err(at, format!("literal {i} does not fit in {ty} ({}..={})", ty.int_min(), ty.int_max()))
+                    err(
+                        at,
+                        format!(
+                            "literal {i} does not fit in {ty} ({}..={})",
+                            ty.int_min(),
+                            ty.int_max()
+                        ),
+                    )
                 } else {
                     Ok(Expr::int(ty, i))
                 }
@@ -1343,7 +1532,10 @@ impl Elab<'_> {
                 if e.ty == ty {
                     Ok(e)
                 } else {
-                    err(at, format!("expected {ty}, found {}; convert with `as {ty}`", e.ty))
+                    err(
+                        at,
+                        format!("expected {ty}, found {}; convert with `as {ty}`", e.ty),
+                    )
                 }
             }
         }
@@ -1369,7 +1561,13 @@ impl Elab<'_> {
         if e.ty.is_int() {
             Ok(Expr::cast(Type::I32, e))
         } else {
-            err(at, format!("a coordinate must be an integer, found {}; convert with `as i32`", e.ty))
+            err(
+                at,
+                format!(
+                    "a coordinate must be an integer, found {}; convert with `as i32`",
+                    e.ty
+                ),
+            )
         }
     }
 
@@ -1430,7 +1628,10 @@ impl Elab<'_> {
         let args: Vec<&syn::Expr> = c.args.iter().collect();
         let want = |n: usize| -> Result<()> {
             if args.len() != n {
-                err(c, format!("`{name}` takes {n} argument(s), found {}", args.len()))
+                err(
+                    c,
+                    format!("`{name}` takes {n} argument(s), found {}", args.len()),
+                )
             } else {
                 Ok(())
             }
@@ -1438,7 +1639,11 @@ impl Elab<'_> {
         match name {
             "min" | "max" => {
                 want(2)?;
-                let op = if name == "min" { BinOp::Min } else { BinOp::Max };
+                let op = if name == "min" {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
                 let a = self.expr(args[0], env, ctx)?;
                 let b = self.expr(args[1], env, ctx)?;
                 let (x, y, ty) = self.unify(a, b, c)?;
@@ -1462,7 +1667,10 @@ impl Elab<'_> {
                     Val::IntLit(i) => Ok(Val::IntLit(i.abs())),
                     Val::FloatLit(f) => Ok(Val::FloatLit(f.abs())),
                     Val::Typed(e) if e.ty == Type::Bool => err(args[0], "`abs` applies to numbers"),
-                    Val::Typed(e) => Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Abs, Box::new(e.clone())), e.ty))),
+                    Val::Typed(e) => Ok(Val::Typed(Expr::new(
+                        ExprKind::Unary(UnOp::Abs, Box::new(e.clone())),
+                        e.ty,
+                    ))),
                 }
             }
             "absd" => {
@@ -1475,16 +1683,24 @@ impl Elab<'_> {
                 }
                 if ty.is_float() {
                     let d = Expr::binary(BinOp::Sub, x, y);
-                    return Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Abs, Box::new(d)), ty)));
+                    return Ok(Val::Typed(Expr::new(
+                        ExprKind::Unary(UnOp::Abs, Box::new(d)),
+                        ty,
+                    )));
                 }
                 let u = ty.to_unsigned();
-                let gt = Expr::binary(BinOp::Gt, x.clone(), y.clone());
-                let (ux, uy) = (Expr::cast(u, x), Expr::cast(u, y));
-                Ok(Val::Typed(Expr::select(
-                    gt,
-                    Expr::binary(BinOp::Sub, ux.clone(), uy.clone()),
-                    Expr::binary(BinOp::Sub, uy, ux),
-                )))
+                let (ia, ib) = (self.next_let(), self.next_let());
+                Ok(Val::Typed(Expr::bind(ia, x, |x| {
+                    Expr::bind(ib, y, |y| {
+                        let gt = Expr::binary(BinOp::Gt, x.clone(), y.clone());
+                        let (ux, uy) = (Expr::cast(u, x), Expr::cast(u, y));
+                        Expr::select(
+                            gt,
+                            Expr::binary(BinOp::Sub, ux.clone(), uy.clone()),
+                            Expr::binary(BinOp::Sub, uy, ux),
+                        )
+                    })
+                })))
             }
             "lerp" => {
                 want(3)?;
@@ -1493,11 +1709,18 @@ impl Elab<'_> {
                 let t = self.expr(args[2], env, ctx)?;
                 let (x, y, ty) = self.unify(a, b, c)?;
                 if !ty.is_float() {
-                    return err(c, format!("`lerp` interpolates floats, found {ty}; convert with `as f32`"));
+                    return err(
+                        c,
+                        format!("`lerp` interpolates floats, found {ty}; convert with `as f32`"),
+                    );
                 }
                 let t = self.coerce(t, ty, args[2])?;
                 let d = Expr::binary(BinOp::Sub, y, x.clone());
-                Ok(Val::Typed(Expr::binary(BinOp::Add, x, Expr::binary(BinOp::Mul, d, t))))
+                Ok(Val::Typed(Expr::binary(
+                    BinOp::Add,
+                    x,
+                    Expr::binary(BinOp::Mul, d, t),
+                )))
             }
             "select" => {
                 want(3)?;
@@ -1512,10 +1735,14 @@ impl Elab<'_> {
                 want(1)?;
                 let ty = match &*c.func {
                     syn::Expr::Path(p) => match &p.path.segments[0].arguments {
-                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
-                            syn::GenericArgument::Type(t) => scalar_type(t).filter(|t| *t != Type::Bool),
-                            _ => None,
-                        },
+                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
+                            match &a.args[0] {
+                                syn::GenericArgument::Type(t) => {
+                                    scalar_type(t).filter(|t| *t != Type::Bool)
+                                }
+                                _ => None,
+                            }
+                        }
                         _ => None,
                     },
                     _ => None,
@@ -1528,10 +1755,16 @@ impl Elab<'_> {
                 if e.ty == Type::Bool {
                     return err(args[0], "`saturating_cast` converts numbers");
                 }
-                Ok(Val::Typed(Expr::new(ExprKind::SaturatingCast(Box::new(e)), ty)))
+                Ok(Val::Typed(Expr::new(
+                    ExprKind::SaturatingCast(Box::new(e)),
+                    ty,
+                )))
             }
             "sum" | "product" | "maximum" | "minimum" => self.inline_reduction(name, c, env, ctx),
-            "rdom" => err(c, "`rdom(..)` can only appear in `for r in rdom(..) { ... }`"),
+            "rdom" => err(
+                c,
+                "`rdom(..)` can only appear in `for r in rdom(..) { ... }`",
+            ),
             _ => {
                 if let Some(m) = MathFn::from_name(name) {
                     want(m.arity())?;
@@ -1548,7 +1781,10 @@ impl Elab<'_> {
                         .next()
                         .unwrap_or(Type::F32);
                     if !ty.is_float() {
-                        return err(c, format!("`{name}` takes floats, found {ty}; convert with `as f32`"));
+                        return err(
+                            c,
+                            format!("`{name}` takes floats, found {ty}; convert with `as f32`"),
+                        );
                     }
                     let mut es = Vec::new();
                     for (v, a) in vals.into_iter().zip(&args) {
@@ -1556,14 +1792,26 @@ impl Elab<'_> {
                     }
                     return Ok(Val::Typed(Expr::new(ExprKind::Math(m, es), ty)));
                 }
-                err(&c.func, format!("unknown name `{name}`: not a func, template or built-in"))
+                err(
+                    &c.func,
+                    format!("unknown name `{name}`: not a func, template or built-in"),
+                )
             }
         }
     }
 
-    fn inline_reduction(&mut self, name: &str, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
+    fn inline_reduction(
+        &mut self,
+        name: &str,
+        c: &syn::ExprCall,
+        env: &Env,
+        ctx: &Ctx,
+    ) -> Result<Val> {
         if c.args.len() != 2 {
-            return err(c, format!("`{name}` takes a domain and a closure: `{name}(-1..=1, |i| f(x + i, y))`"));
+            return err(
+                c,
+                format!("`{name}` takes a domain and a closure: `{name}(-1..=1, |i| f(x + i, y))`"),
+            );
         }
         let ranges: Vec<&syn::Expr> = match &c.args[0] {
             syn::Expr::Tuple(t) => t.elems.iter().collect(),
@@ -1593,7 +1841,10 @@ impl Elab<'_> {
             return err(&c.args[0], "inline reductions unroll at most 4096 points; use an rdom update for larger domains");
         }
         let syn::Expr::Closure(cl) = &c.args[1] else {
-            return err(&c.args[1], "the second argument is a closure: `|i| ...` or `|(i, j)| ...`");
+            return err(
+                &c.args[1],
+                "the second argument is a closure: `|i| ...` or `|(i, j)| ...`",
+            );
         };
         let names: Vec<String> = match cl.inputs.iter().collect::<Vec<_>>().as_slice() {
             [syn::Pat::Ident(pi)] => vec![pi.ident.to_string()],
@@ -1608,7 +1859,14 @@ impl Elab<'_> {
             _ => return err(&cl.inputs, "the closure takes one name or a tuple of names"),
         };
         if names.len() != domain.len() {
-            return err(&cl.inputs, format!("the domain has {} dimension(s) but the closure binds {}", domain.len(), names.len()));
+            return err(
+                &cl.inputs,
+                format!(
+                    "the domain has {} dimension(s) but the closure binds {}",
+                    domain.len(),
+                    names.len()
+                ),
+            );
         }
         let op = match name {
             "sum" => BinOp::Add,
@@ -1693,7 +1951,12 @@ impl Elab<'_> {
         if c.args.len() != dims {
             return err(
                 c,
-                format!("`{}` has {} dimension(s) but is called with {} coordinate(s)", c.func.to_token_stream(), dims, c.args.len()),
+                format!(
+                    "`{}` has {} dimension(s) but is called with {} coordinate(s)",
+                    c.func.to_token_stream(),
+                    dims,
+                    c.args.len()
+                ),
             );
         }
         if let (FuncRef::Func(id), Some((def, in_update))) = (f, &ctx.defining) {
@@ -1734,8 +1997,14 @@ impl Elab<'_> {
                 },
                 self.pipe.inputs[*i].ty,
             ),
-            FuncRef::Bounded { inner, mode, constant } => {
-                let ext = self.source_extents(inner).expect("checked when the boundary condition was made");
+            FuncRef::Bounded {
+                inner,
+                mode,
+                constant,
+            } => {
+                let ext = self
+                    .source_extents(inner)
+                    .expect("checked when the boundary condition was made");
                 let wrap = |m: BoundaryMode| -> Vec<Expr> {
                     args.iter()
                         .zip(&ext)
@@ -1831,10 +2100,16 @@ impl Elab<'_> {
                     }
                     if let ExprKind::Load { source, args, .. } = &e.kind {
                         for (k, a) in args.iter().enumerate() {
-                            let Some(scale) = affine_in(a, d) else { continue };
+                            let Some(scale) = affine_in(a, d) else {
+                                continue;
+                            };
                             let src = match source {
-                                Source::Input(i) => Some(Expr::new(ExprKind::InputExtent(*i, k), Type::I32)),
-                                Source::Func(g) if *g != id => self.pipe.funcs[*g].natural_extent[k].clone(),
+                                Source::Input(i) => {
+                                    Some(Expr::new(ExprKind::InputExtent(*i, k), Type::I32))
+                                }
+                                Source::Func(g) if *g != id => {
+                                    self.pipe.funcs[*g].natural_extent[k].clone()
+                                }
                                 _ => None,
                             };
                             if let Some(src) = src {
@@ -1876,12 +2151,8 @@ impl Elab<'_> {
         for func in &self.pipe.funcs {
             let vars: Vec<Interval> = (0..func.dims()).map(|d| placeholder(2 * d)).collect();
             let check = |e: &Expr, rvars: &[Interval], errors: &mut Vec<(usize, usize)>| {
-                let scope = Scope {
-                    vars: vars.clone(),
-                    rvars: rvars.to_vec(),
-                    func_value: &value_of,
-                };
-                e.visit(&mut |n| {
+                let scope = Scope::new(vars.clone(), rvars.to_vec(), &value_of);
+                visit_loads(e, &scope, &mut |n| {
                     if let ExprKind::Load { args, site, .. } = &n.kind {
                         for (d, a) in args.iter().enumerate() {
                             if !bounds_of(a, &scope).is_bounded() {
@@ -1893,16 +2164,13 @@ impl Elab<'_> {
             };
             check(&func.pure, &[], &mut errors);
             for u in &func.updates {
-                let rvars: Vec<Interval> = (0..u.rdom.len()).map(|r| placeholder(16 + 2 * r)).collect();
+                let rvars: Vec<Interval> =
+                    (0..u.rdom.len()).map(|r| placeholder(16 + 2 * r)).collect();
                 check(&u.value, &rvars, &mut errors);
                 for a in &u.args {
                     check(a, &rvars, &mut errors);
                 }
-                let scope = Scope {
-                    vars: vars.clone(),
-                    rvars: rvars.clone(),
-                    func_value: &value_of,
-                };
+                let scope = Scope::new(vars.clone(), rvars.clone(), &value_of);
                 for (d, a) in u.args.iter().enumerate() {
                     if !bounds_of(a, &scope).is_bounded() {
                         errors.push((u.site, d));
@@ -1928,7 +2196,10 @@ impl Elab<'_> {
 
 enum Target {
     Existing(FuncId),
-    New { name: String, family: Option<(usize, i128)> },
+    New {
+        name: String,
+        family: Option<(usize, i128)>,
+    },
 }
 
 enum Scale {
@@ -1944,7 +2215,10 @@ fn affine_in(e: &Expr, d: usize) -> Option<Scale> {
         let mut ok = true;
         e.visit(&mut |n| {
             if matches!(n.kind, ExprKind::Var(k) if k != d)
-                || matches!(n.kind, ExprKind::RVar(_) | ExprKind::Load { .. } | ExprKind::Param(_))
+                || matches!(
+                    n.kind,
+                    ExprKind::RVar(_) | ExprKind::Load { .. } | ExprKind::Param(_)
+                )
             {
                 ok = false;
             }
@@ -1955,11 +2229,19 @@ fn affine_in(e: &Expr, d: usize) -> Option<Scale> {
         ExprKind::Var(k) if *k == d => Some(Scale::Same),
         ExprKind::Boundary { coord, .. } => affine_in(coord, d),
         ExprKind::Cast(a) => affine_in(a, d),
-        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) if b.as_int().is_some() && only_var(a) => affine_in(a, d),
-        ExprKind::Binary(BinOp::Add, a, b) if a.as_int().is_some() && only_var(b) => affine_in(b, d),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) if b.as_int().is_some() && only_var(a) => {
+            affine_in(a, d)
+        }
+        ExprKind::Binary(BinOp::Add, a, b) if a.as_int().is_some() && only_var(b) => {
+            affine_in(b, d)
+        }
         ExprKind::Binary(BinOp::Mul, a, b) => match (a.as_int(), b.as_int()) {
-            (Some(k), None) if k > 0 && matches!(b.kind, ExprKind::Var(v) if v == d) => Some(Scale::Down(k)),
-            (None, Some(k)) if k > 0 && matches!(a.kind, ExprKind::Var(v) if v == d) => Some(Scale::Down(k)),
+            (Some(k), None) if k > 0 && matches!(b.kind, ExprKind::Var(v) if v == d) => {
+                Some(Scale::Down(k))
+            }
+            (None, Some(k)) if k > 0 && matches!(a.kind, ExprKind::Var(v) if v == d) => {
+                Some(Scale::Down(k))
+            }
             _ => None,
         },
         ExprKind::Binary(BinOp::Div, a, b) => match b.as_int() {
@@ -1972,6 +2254,19 @@ fn affine_in(e: &Expr, d: usize) -> Option<Scale> {
         Scale::Same => Scale::Same,
         other => other,
     })
+}
+
+fn is_leaf(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Var(_)
+            | ExprKind::RVar(_)
+            | ExprKind::Param(_)
+            | ExprKind::LetVar(_)
+    )
 }
 
 fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
@@ -1993,7 +2288,18 @@ fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 fn is_reserved(name: &str) -> bool {
     matches!(
         name,
-        "min" | "max" | "clamp" | "abs" | "absd" | "lerp" | "select" | "saturating_cast" | "sum" | "product"
-            | "maximum" | "minimum" | "rdom"
+        "min"
+            | "max"
+            | "clamp"
+            | "abs"
+            | "absd"
+            | "lerp"
+            | "select"
+            | "saturating_cast"
+            | "sum"
+            | "product"
+            | "maximum"
+            | "minimum"
+            | "rdom"
     ) || MathFn::from_name(name).is_some()
 }

@@ -43,7 +43,10 @@ const DIRECTIVES: &[(&str, usize, bool)] = &[
 ];
 
 /// Checks a schedule block against its pipeline.
-pub fn check_schedule(item: &ScheduleItem, pipeline: &CheckedPipeline) -> Result<Vec<Directive>, Error> {
+pub fn check_schedule(
+    item: &ScheduleItem,
+    pipeline: &CheckedPipeline,
+) -> Result<Vec<Directive>, Error> {
     let p = &pipeline.pipeline;
     let cuda = item.target.is_some();
     let mut out = Vec::new();
@@ -57,7 +60,10 @@ pub fn check_schedule(item: &ScheduleItem, pipeline: &CheckedPipeline) -> Result
     }
     for stmt in &item.body.stmts {
         let syn::Stmt::Expr(expr, Some(_)) = stmt else {
-            errors.push(Error::new_spanned(stmt, "a schedule holds directive chains like `f.parallel(y);`, each ending with `;`"));
+            errors.push(Error::new_spanned(
+                stmt,
+                "a schedule holds directive chains like `f.parallel(y);`, each ending with `;`",
+            ));
             continue;
         };
         // Unwind the chain: receiver first.
@@ -70,30 +76,56 @@ pub fn check_schedule(item: &ScheduleItem, pipeline: &CheckedPipeline) -> Result
         chain.reverse();
         let fname = cur.to_token_stream().to_string().replace(' ', "");
         let Some(f) = func_names.iter().position(|n| *n == fname) else {
-            errors.push(Error::new_spanned(cur, format!("`{fname}` is not a func of pipeline `{}`", p.name)));
+            errors.push(Error::new_spanned(
+                cur,
+                format!("`{fname}` is not a func of pipeline `{}`", p.name),
+            ));
             continue;
         };
         if chain.is_empty() {
-            errors.push(Error::new_spanned(expr, "expected directives after the func name, e.g. `f.compute_root();`"));
+            errors.push(Error::new_spanned(
+                expr,
+                "expected directives after the func name, e.g. `f.compute_root();`",
+            ));
         }
         for m in chain {
             let name = m.method.to_string();
             let Some(&(_, arity, gpu_only)) = DIRECTIVES.iter().find(|d| d.0 == name) else {
                 errors.push(Error::new_spanned(
                     &m.method,
-                    format!("unknown directive `{name}`; directives are {}", DIRECTIVES.iter().map(|d| d.0).collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "unknown directive `{name}`; directives are {}",
+                        DIRECTIVES
+                            .iter()
+                            .map(|d| d.0)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ));
                 continue;
             };
             if gpu_only && !cuda {
-                errors.push(Error::new_spanned(&m.method, format!("`{name}` belongs in a `schedule {} for cuda {{ ... }}` block", p.name)));
+                errors.push(Error::new_spanned(
+                    &m.method,
+                    format!(
+                        "`{name}` belongs in a `schedule {} for cuda {{ ... }}` block",
+                        p.name
+                    ),
+                ));
                 continue;
             }
             if arity != usize::MAX && m.args.len() != arity {
-                errors.push(Error::new_spanned(m, format!("`{name}` takes {arity} argument(s), found {}", m.args.len())));
+                errors.push(Error::new_spanned(
+                    m,
+                    format!("`{name}` takes {arity} argument(s), found {}", m.args.len()),
+                ));
                 continue;
             }
-            let args: Vec<String> = m.args.iter().map(|a| a.to_token_stream().to_string().replace(' ', "")).collect();
+            let args: Vec<String> = m
+                .args
+                .iter()
+                .map(|a| a.to_token_stream().to_string().replace(' ', ""))
+                .collect();
             // Which arguments name existing variables, and which introduce new ones.
             let (uses, defines): (Vec<usize>, Vec<usize>) = match name.as_str() {
                 "split" => (vec![0], vec![1, 2]),
@@ -105,18 +137,31 @@ pub fn check_schedule(item: &ScheduleItem, pipeline: &CheckedPipeline) -> Result
             let mut ok = true;
             for &i in &uses {
                 if !vars[f].contains(&args[i]) {
-                    errors.push(Error::new_spanned(&m.args[i], format!("`{}` is not a variable of `{fname}` (its variables: {})", args[i], vars[f].join(", "))));
+                    errors.push(Error::new_spanned(
+                        &m.args[i],
+                        format!(
+                            "`{}` is not a variable of `{fname}` (its variables: {})",
+                            args[i],
+                            vars[f].join(", ")
+                        ),
+                    ));
                     ok = false;
                 }
             }
             if matches!(name.as_str(), "compute_at" | "store_at") {
                 match func_names.iter().position(|n| *n == args[0]) {
                     None => {
-                        errors.push(Error::new_spanned(&m.args[0], format!("`{}` is not a func of pipeline `{}`", args[0], p.name)));
+                        errors.push(Error::new_spanned(
+                            &m.args[0],
+                            format!("`{}` is not a func of pipeline `{}`", args[0], p.name),
+                        ));
                         ok = false;
                     }
                     Some(g) if !vars[g].contains(&args[1]) && args[1] != "__root" => {
-                        errors.push(Error::new_spanned(&m.args[1], format!("`{}` is not a loop variable of `{}`", args[1], args[0])));
+                        errors.push(Error::new_spanned(
+                            &m.args[1],
+                            format!("`{}` is not a loop variable of `{}`", args[1], args[0]),
+                        ));
                         ok = false;
                     }
                     _ => {}
@@ -126,7 +171,11 @@ pub fn check_schedule(item: &ScheduleItem, pipeline: &CheckedPipeline) -> Result
                 vars[f].push(args[i].clone());
             }
             if ok {
-                out.push(Directive { func: fname.clone(), name, args });
+                out.push(Directive {
+                    func: fname.clone(),
+                    name,
+                    args,
+                });
             }
         }
     }

@@ -268,6 +268,19 @@ pub enum ExprKind {
         /// The call site, for diagnostics.
         site: usize,
     },
+    /// `let` binding: `body`, in which `LetVar(id)` stands for `value`.
+    /// Ids are unique within a definition's elaboration; an inner binding of
+    /// the same id shadows an outer one.
+    Let {
+        /// The binding's id.
+        id: usize,
+        /// The bound value (evaluated once).
+        value: Box<Expr>,
+        /// Where it is used.
+        body: Box<Expr>,
+    },
+    /// The value bound by the enclosing `Let` with this id.
+    LetVar(usize),
     /// A boundary condition applied to one coordinate: maps `coord` into
     /// `[min, min + extent)` (all i32).
     Boundary {
@@ -349,6 +362,35 @@ impl Expr {
         Expr::new(ExprKind::Sym(s), Type::I64)
     }
 
+    /// `let` binding of `value` around `body(LetVar(id))`, skipped for leaves,
+    /// which are as cheap to repeat as to name.
+    pub fn bind(id: usize, value: Expr, body: impl FnOnce(Expr) -> Expr) -> Expr {
+        let is_leaf = matches!(
+            value.kind,
+            ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Bool(_)
+                | ExprKind::Var(_)
+                | ExprKind::RVar(_)
+                | ExprKind::Param(_)
+                | ExprKind::LetVar(_)
+        );
+        if is_leaf {
+            return body(value);
+        }
+        let var = Expr::new(ExprKind::LetVar(id), value.ty);
+        let b = body(var);
+        let ty = b.ty;
+        Expr::new(
+            ExprKind::Let {
+                id,
+                value: Box::new(value),
+                body: Box::new(b),
+            },
+            ty,
+        )
+    }
+
     /// The constant value if this is an integer constant.
     pub fn as_int(&self) -> Option<i128> {
         match self.kind {
@@ -368,7 +410,12 @@ impl Expr {
             | ExprKind::Param(_)
             | ExprKind::InputMin(..)
             | ExprKind::InputExtent(..)
-            | ExprKind::Sym(_) => {}
+            | ExprKind::Sym(_)
+            | ExprKind::LetVar(_) => {}
+            ExprKind::Let { value, body, .. } => {
+                f(value);
+                f(body)
+            }
             ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => f(a),
             ExprKind::Binary(_, a, b) => {
                 f(a);
@@ -409,6 +456,11 @@ impl Expr {
                 source: *source,
                 args: args.iter().map(|a| rewrite_dyn(a, f)).collect(),
                 site: *site,
+            },
+            ExprKind::Let { id, value, body } => ExprKind::Let {
+                id: *id,
+                value: b(value, f),
+                body: b(body, f),
             },
             ExprKind::Boundary {
                 mode,

@@ -3,8 +3,8 @@
 
 mod expr;
 mod pipeline;
-mod stmt;
 pub mod print;
+mod stmt;
 mod types;
 
 pub use expr::*;

@@ -43,7 +43,15 @@ impl Names<'_> {
             ExprKind::Param(i) => p.params[*i].name.clone(),
             ExprKind::InputMin(i, d) => format!("{}.min({d})", p.inputs[*i].name),
             ExprKind::InputExtent(i, d) => format!("{}.extent({d})", p.inputs[*i].name),
-            ExprKind::Sym(s) => self.syms.get(*s).cloned().unwrap_or_else(|| format!("s{s}")),
+            ExprKind::Sym(s) => self
+                .syms
+                .get(*s)
+                .cloned()
+                .unwrap_or_else(|| format!("s{s}")),
+            ExprKind::LetVar(id) => format!("t{id}"),
+            ExprKind::Let { id, value, body } => {
+                format!("{{ let t{id} = {}; {} }}", sub(value), sub(body))
+            }
             ExprKind::Unary(op, a) => match op {
                 UnOp::Neg => format!("-{}", sub(a)),
                 UnOp::Not => format!("!{}", sub(a)),
@@ -51,6 +59,9 @@ impl Names<'_> {
             },
             ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
                 format!("{}({}, {})", op.symbol(), sub(a), sub(b))
+            }
+            ExprKind::Binary(BinOp::Add, a, b) if b.as_int().is_some_and(|v| v < 0) => {
+                format!("({} - {})", sub(a), -b.as_int().unwrap())
             }
             ExprKind::Binary(op, a, b) => {
                 let sym = match (op, a.ty) {
@@ -73,7 +84,10 @@ impl Names<'_> {
                     Source::Func(g) => p.funcs[*g].name.clone(),
                     Source::Input(i) => p.inputs[*i].name.clone(),
                 };
-                format!("{name}({})", args.iter().map(sub).collect::<Vec<_>>().join(", "))
+                format!(
+                    "{name}({})",
+                    args.iter().map(sub).collect::<Vec<_>>().join(", ")
+                )
             }
             ExprKind::Boundary { mode, coord, .. } => {
                 let m = match mode {
@@ -104,7 +118,11 @@ impl Names<'_> {
         match s {
             Stmt::Allocate { func, body } => {
                 let f = &p.funcs[*func];
-                let _ = writeln!(out, "{pad}allocate {}[{}] over its realized region {{", f.name, f.ty);
+                let _ = writeln!(
+                    out,
+                    "{pad}allocate {}[{}] over its realized region {{",
+                    f.name, f.ty
+                );
                 self.stmt(body, indent + 1, out);
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -151,7 +169,11 @@ impl Names<'_> {
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::CopyToOutput { func, output } => {
-                let _ = writeln!(out, "{pad}copy {} into output {output}", p.funcs[*func].name);
+                let _ = writeln!(
+                    out,
+                    "{pad}copy {} into output {output}",
+                    p.funcs[*func].name
+                );
             }
             Stmt::Block(v) => v.iter().for_each(|s| self.stmt(s, indent, out)),
         }

@@ -69,7 +69,11 @@ fn pure_stage(p: &Pipeline, b: &BoundsProgram, f: FuncId) -> Stmt {
             var: LoopVar::Pure(f, d),
             min: Expr::sym(lo),
             max: Expr::sym(hi),
-            kind: if outermost { ForKind::Parallel } else { ForKind::Serial },
+            kind: if outermost {
+                ForKind::Parallel
+            } else {
+                ForKind::Serial
+            },
             body: Box::new(body),
         };
     }
@@ -90,7 +94,11 @@ fn update_stage(p: &Pipeline, b: &BoundsProgram, f: FuncId, k: usize) -> Stmt {
         let lo = Expr::cast(Type::I64, dim.min.clone());
         let hi = Expr::binary(
             BinOp::Sub,
-            Expr::binary(BinOp::Add, lo.clone(), Expr::cast(Type::I64, dim.extent.clone())),
+            Expr::binary(
+                BinOp::Add,
+                lo.clone(),
+                Expr::cast(Type::I64, dim.extent.clone()),
+            ),
             Expr::i64(1),
         );
         body = Stmt::For {
