@@ -84,13 +84,13 @@ impl Image {
     fn offset(&self, c: &[i64]) -> Option<usize> {
         let mut off = 0usize;
         let mut stride = 1usize;
-        for d in 0..self.shape.len() {
-            let r = c[d] - self.min[d];
-            if r < 0 || r >= self.shape[d] as i64 {
+        for ((&c, &min), &extent) in c.iter().zip(&self.min).zip(&self.shape) {
+            let r = c - min;
+            if r < 0 || r >= extent as i64 {
                 return None;
             }
             off += r as usize * stride;
-            stride *= self.shape[d];
+            stride *= extent;
         }
         Some(off)
     }

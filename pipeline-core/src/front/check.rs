@@ -522,11 +522,9 @@ impl Elab<'_> {
                         "expected the name of a func family, as in `gauss[l - 1]`",
                     );
                 };
-                let key = match env.get(&fam.to_string()) {
-                    _ => match self.family_scopes.last().and_then(|m| m.get(&fam.to_string())) {
-                        Some(k) => *k,
-                        None => return err(fam, format!("unknown func family `{fam}`; define a member first, e.g. `{fam}[0](x, y) = ...;`")),
-                    },
+                let key = match self.family_scopes.last().and_then(|m| m.get(&fam.to_string())) {
+                    Some(k) => *k,
+                    None => return err(fam, format!("unknown func family `{fam}`; define a member first, e.g. `{fam}[0](x, y) = ...;`")),
                 };
                 let idx = self.const_int(&ix.index, env)?;
                 match self.families[key].get(&idx) {
@@ -1104,10 +1102,7 @@ impl Elab<'_> {
         // Unbound plain names on the left are the update's pure variables.
         for (d, arg) in call.args.iter().enumerate() {
             if let Some(v) = ident_of(arg) {
-                let vname = v.to_string();
-                if !inner.contains_key(&vname) {
-                    inner.insert(vname, Binding::Var(d));
-                }
+                inner.entry(v.to_string()).or_insert(Binding::Var(d));
             }
         }
         let mut args = Vec::new();
@@ -1115,7 +1110,7 @@ impl Elab<'_> {
             let v = self.expr(arg, &inner, &ctx)?;
             let e = self.coordinate(v, arg)?;
             let misplaced = e.any(&mut |n| matches!(n.kind, ExprKind::Var(k) if k != d))
-                || (matches!(e.kind, ExprKind::Var(_)) == false
+                || (!matches!(e.kind, ExprKind::Var(_))
                     && e.any(&mut |n| matches!(n.kind, ExprKind::Var(_))));
             if misplaced {
                 return err(
