@@ -188,6 +188,89 @@ fn split_recursively<T: Element, const N: usize, F>(
     );
 }
 
+/// Runs the iterations `first..=last` of a parallel loop on rayon's threads,
+/// giving iteration `i` its own slab of `view`: the coordinates
+/// `[start + (i - first) * step, start + (i - first) * step + step - 1]` of
+/// dimension `dim` (clipped to the view; possibly empty), with every
+/// coordinate of the other dimensions.
+///
+/// The slabs of different iterations are disjoint, so each may be written
+/// freely: this is how a parallel loop of generated code writes its func.
+///
+/// # Panics
+///
+/// If `dim >= N` or `step < 1`, or if `f` panics.
+pub fn par_slabs<T: Element, const N: usize>(
+    view: ViewMut<'_, T, N>,
+    dim: usize,
+    start: i64,
+    step: i64,
+    first: i64,
+    last: i64,
+    f: impl Fn(i64, ViewMut<'_, T, N>) + Sync,
+) {
+    assert!(
+        dim < N && step >= 1,
+        "par_slabs needs a dimension of the view and a positive step"
+    );
+    if last < first {
+        return;
+    }
+    let count = (last - first).saturating_add(1) as u64;
+    let grain = (count / (4 * rayon::current_num_threads() as u64)).max(1);
+    let slabs = Slabs {
+        dim,
+        start,
+        step,
+        first,
+    };
+    slabs.run(view, first, last, grain, &f);
+}
+
+/// The geometry of [`par_slabs`].
+struct Slabs {
+    dim: usize,
+    start: i64,
+    step: i64,
+    first: i64,
+}
+
+impl Slabs {
+    /// The first coordinate of iteration `i`'s slab.
+    fn begin(&self, i: i64) -> i64 {
+        self.start
+            .saturating_add((i - self.first).saturating_mul(self.step))
+    }
+
+    /// Runs iterations `lo..=hi` on `view`, which covers at least their slabs.
+    fn run<T: Element, const N: usize, F>(
+        &self,
+        view: ViewMut<'_, T, N>,
+        lo: i64,
+        hi: i64,
+        grain: u64,
+        f: &F,
+    ) where
+        F: Fn(i64, ViewMut<'_, T, N>) + Sync,
+    {
+        if ((hi - lo) as u64) < grain {
+            let mut rest = view;
+            for i in lo..=hi {
+                let (slab, after) = rest.split_at(self.dim, self.begin(i + 1));
+                f(i, slab);
+                rest = after;
+            }
+            return;
+        }
+        let mid = lo + (hi - lo + 1) / 2;
+        let (first, second) = view.split_at(self.dim, self.begin(mid));
+        rayon::join(
+            || self.run(first, lo, mid - 1, grain, f),
+            || self.run(second, mid, hi, grain, f),
+        );
+    }
+}
+
 /// `v` clamped into `i64`.
 fn saturating_i64(v: i128) -> i64 {
     v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
@@ -213,6 +296,49 @@ fn bounds_to_string<const N: usize>(min: &[i64; N], max: &[i64; N]) -> String {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+    #[test]
+    fn par_slabs_gives_each_iteration_exactly_its_slab() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for (extent, step, count) in [
+            (10usize, 3i64, 4i64),
+            (10, 1, 10),
+            (7, 8, 1),
+            (1, 1, 1),
+            (5, 2, 4),
+        ] {
+            let mut data = vec![0u32; extent * 3];
+            let calls = AtomicUsize::new(0);
+            {
+                let view = ViewMut::from_slice(&mut data, [3, extent])
+                    .unwrap()
+                    .with_origin([0, 5]);
+                par_slabs(view, 1, 5, step, 2, 2 + count - 1, |i, mut slab| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    let lo = slab.origin()[1];
+                    assert_eq!(
+                        lo,
+                        (5 + (i - 2) * step).min(5 + extent as i64),
+                        "slab of iteration {i}"
+                    );
+                    assert!(slab.shape()[1] as i64 <= step);
+                    for y in lo..lo + slab.shape()[1] as i64 {
+                        for x in 0..3 {
+                            let v = slab.at([x, y]);
+                            slab.set([x, y], v + 1 + i as u32 * 0);
+                        }
+                    }
+                });
+            }
+            assert_eq!(calls.load(Ordering::Relaxed) as i64, count);
+            let covered = (count * step).min(extent as i64) as usize;
+            assert!(
+                data[..covered * 3].iter().all(|&v| v == 1),
+                "every element written once"
+            );
+            assert!(data[covered * 3..].iter().all(|&v| v == 0));
+        }
+    }
 
     #[test]
     fn check_input_passes_covered_and_empty_regions() {

@@ -354,6 +354,10 @@ impl Machine<'_> {
             K::InputMin(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].min[*d] as i128)),
             K::InputExtent(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].shape[*d] as i128)),
             K::Sym(s) => Value::Int(self.syms[*s] as i128),
+            K::Loop(v) => panic!(
+                "internal error (interp): loop variable {} in a definition",
+                v.name
+            ),
             K::LetVar(id) => fr
                 .lets
                 .borrow()

@@ -21,6 +21,7 @@ pub mod front;
 pub mod interp;
 pub mod ir;
 pub mod lower;
+pub mod schedule;
 
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
@@ -60,7 +61,7 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
 }
 
 /// The lowering passes, in order.
-pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
+pub fn lower_pipeline(checked: &Pipeline, sched: &schedule::Schedule) -> Lowered {
     let (pipeline, inlined) = pass(
         "inline",
         |(_, inl): &(Pipeline, Vec<FuncId>)| {
@@ -71,7 +72,7 @@ pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
                     .collect::<Vec<_>>()
             )
         },
-        || lower::inline::inline(checked),
+        || lower::inline::inline(checked, sched),
     );
     let bounds = pass(
         "bounds",
@@ -81,7 +82,7 @@ pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
     let body = pass(
         "loops",
         |_| String::new(),
-        || lower::loops::synthesize(&pipeline, &bounds),
+        || lower::loops::synthesize(&pipeline, &bounds, sched),
     );
     let sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
     let names = ir::print::Names {
@@ -90,7 +91,7 @@ pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
     };
     let mut text = String::new();
     names.stmt(&body, 0, &mut text);
-    let schedule = schedule_text(&pipeline, &inlined, checked);
+    let schedule = schedule_text(&pipeline, &inlined, checked, sched);
     if debug_enabled() {
         eprintln!("== lowered {}\n{text}", pipeline.name);
     }
@@ -104,18 +105,43 @@ pub fn lower_pipeline(checked: &Pipeline) -> Lowered {
     }
 }
 
-fn schedule_text(p: &Pipeline, inlined: &[FuncId], checked: &Pipeline) -> String {
+fn schedule_text(
+    p: &Pipeline,
+    inlined: &[FuncId],
+    checked: &Pipeline,
+    sched: &schedule::Schedule,
+) -> String {
     let mut s = format!("schedule {} {{\n", p.name);
     for f in p.live_funcs() {
         let func = &p.funcs[f];
-        let root = if p.outputs.contains(&f) {
-            ""
+        let fs = &sched.funcs[f];
+        let mut chain: Vec<String> = Vec::new();
+        if !p.outputs.contains(&f) {
+            chain.push("compute_root()".into());
+        }
+        if fs.written.is_empty() {
+            if let Some(v) = func.vars.last() {
+                chain.push(format!("parallel({v})"));
+            }
         } else {
-            ".compute_root()"
-        };
-        match func.vars.last() {
-            Some(v) => s += &format!("    {}{root}.parallel({v});\n", func.name),
-            None => s += &format!("    {}{root};\n", func.name),
+            chain.extend(
+                fs.written
+                    .iter()
+                    .filter(|d| {
+                        !d.starts_with("compute_")
+                            && !d.starts_with("store_at")
+                            && !d.starts_with("bound")
+                    })
+                    .cloned(),
+            );
+        }
+        if !chain.is_empty() {
+            s += &format!("    {}.{};\n", func.name, chain.join("."));
+        }
+        if fs.written.iter().any(|d| {
+            d.starts_with("compute_at") || d.starts_with("store_at") || d.starts_with("bound")
+        }) {
+            s += "    // compute_at, store_at and bound are not lowered yet: computed at root\n";
         }
     }
     for &f in inlined {
@@ -152,10 +178,24 @@ pub fn expand(input: TokenStream) -> TokenStream {
             Err(e) => errors.push(e),
         }
     }
+    let mut schedules: Vec<schedule::Schedule> = checked
+        .iter()
+        .map(|c| schedule::Schedule::default_for(&c.pipeline))
+        .collect();
+    let mut seen = Vec::new();
     for s in &program.schedules {
-        match checked.iter().find(|c| c.ident == s.name) {
-            Some(c) => {
-                if let Err(e) = front::schedule::check_schedule(s, c) {
+        match checked.iter().position(|c| c.ident == s.name) {
+            Some(k) => {
+                let key = (s.name.to_string(), s.target.is_some());
+                if seen.contains(&key) {
+                    errors.push(syn::Error::new_spanned(
+                        &s.name,
+                        format!("`{}` already has a schedule block for this target", s.name),
+                    ));
+                    continue;
+                }
+                seen.push(key);
+                if let Err(e) = front::schedule::check_schedule(s, &checked[k], &mut schedules[k]) {
                     errors.push(e);
                 }
             }
@@ -173,8 +213,8 @@ pub fn expand(input: TokenStream) -> TokenStream {
         return e.to_compile_error();
     }
     let mut out = TokenStream::new();
-    for c in &checked {
-        let lowered = lower_pipeline(&c.pipeline);
+    for (c, sched) in checked.iter().zip(&schedules) {
+        let lowered = lower_pipeline(&c.pipeline, sched);
         let gen = pass(
             "codegen",
             |_| String::new(),

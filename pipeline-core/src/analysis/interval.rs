@@ -210,7 +210,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 Interval::point(to_i64(e))
             }
         }
-        K::Sym(_) => Interval::point(e.clone()),
+        K::Sym(_) | K::Loop(_) => Interval::point(e.clone()),
         K::LetVar(id) => scope
             .lets
             .borrow()

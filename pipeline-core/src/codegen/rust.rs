@@ -96,11 +96,22 @@ struct Gen<'a> {
     readable: std::cell::RefCell<Vec<Ident>>,
 }
 
-fn var_ident(v: LoopVar) -> Ident {
-    match v {
-        LoopVar::Pure(f, d) => format_ident!("__x{}_{}", f, d),
-        LoopVar::Reduction(f, k, r) => format_ident!("__rv{}_{}_{}", f, k, r),
+/// The identifier of a definition's coordinate inside a stage.
+fn coord_ident(c: Coord) -> Ident {
+    match c {
+        Coord::Pure(f, d) => format_ident!("__x{}_{}", f, d),
+        Coord::Reduction(f, k, r) => format_ident!("__rv{}_{}_{}", f, k, r),
     }
+}
+
+/// The identifier of a loop variable.
+fn loop_ident(v: &LoopVar) -> Ident {
+    format_ident!(
+        "__l{}_{}_{}",
+        v.func,
+        v.stage,
+        sanitize(&v.name).replace('#', "_")
+    )
 }
 
 fn sym(s: SymId) -> TokenStream {
@@ -130,14 +141,11 @@ impl Gen<'_> {
             ExprKind::Float(v) => float_lit(e.ty, *v),
             ExprKind::Bool(b) => quote!(#b),
             ExprKind::Var(d) => {
-                let id = var_ident(LoopVar::Pure(
-                    f.expect("a pure variable outside a stage"),
-                    *d,
-                ));
+                let id = coord_ident(Coord::Pure(f.expect("a pure variable outside a stage"), *d));
                 quote!(#id)
             }
             ExprKind::RVar(r) => {
-                let id = var_ident(LoopVar::Reduction(
+                let id = coord_ident(Coord::Reduction(
                     f.expect("an rvar outside a stage"),
                     k.expect("an rvar outside an update"),
                     *r,
@@ -157,6 +165,10 @@ impl Gen<'_> {
                 quote!(#id)
             }
             ExprKind::Sym(s) => sym(*s),
+            ExprKind::Loop(v) => {
+                let id = loop_ident(v);
+                quote!(#id)
+            }
             ExprKind::LetVar(id) => {
                 let v = format_ident!("__t{}", id);
                 quote!(#v)
@@ -329,27 +341,26 @@ impl Gen<'_> {
                 var,
                 min,
                 max,
-                kind,
+                slab,
                 body,
+                ..
             } => {
-                let id = var_ident(*var);
+                let id = loop_ident(var);
                 let inner = self.stmt(body);
-                match kind {
-                    ForKind::Serial => {
-                        let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
-                        quote! {
-                            for __l in (#lo)..(#hi) + 1 {
-                                let #id: i32 = __l as i32;
-                                #inner
-                            }
+                let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
+                match slab {
+                    // Vectorized and unrolled loops are plain loops until the
+                    // SIMD back end lands.
+                    None => quote! {
+                        for #id in (#lo)..(#hi) + 1 {
+                            #inner
                         }
-                    }
-                    ForKind::Parallel => {
-                        let LoopVar::Pure(f, d) = var else {
-                            unreachable!("only pure loops run in parallel")
-                        };
-                        let w = self.writer(*f);
-                        let d = Literal::usize_unsuffixed(*d);
+                    },
+                    Some(slab) => {
+                        let w = self.writer(slab.func);
+                        let d = Literal::usize_unsuffixed(slab.dim);
+                        let start = self.expr(&slab.start, None, None);
+                        let step = Literal::i64_suffixed(slab.step);
                         // Copies of everything the body reads, as locals: the
                         // closure captures by reference, and LLVM cannot keep
                         // values behind a reference in registers across the
@@ -357,17 +368,21 @@ impl Gen<'_> {
                         let copies = self.readable.borrow().clone();
                         let locals = quote!(#(let #copies = #copies;)*);
                         quote! {
-                            ::pipeline::rt::par_split(#w.reborrow(), #d, |mut #w| {
+                            ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
                                 #locals
-                                let __lo: i64 = #w.origin()[#d];
-                                let __hi: i64 = __lo + #w.shape()[#d] as i64 - 1;
-                                for __l in __lo..__hi + 1 {
-                                    let #id: i32 = __l as i32;
-                                    #inner
-                                }
+                                #inner
                             });
                         }
                     }
+                }
+            }
+            Stmt::LetCoord { coord, value, body } => {
+                let id = coord_ident(*coord);
+                let v = self.expr(value, None, None);
+                let b = self.stmt(body);
+                quote! {
+                    let #id: i32 = (#v) as i32;
+                    #b
                 }
             }
             Stmt::Store {
@@ -403,10 +418,8 @@ impl Gen<'_> {
     /// its writer view around them and refresh its reader view after them.
     fn stage(&self, s: &Stmt) -> TokenStream {
         let code = self.stmt(s);
-        let f = match s {
-            Stmt::For { var, .. } => var.func(),
-            Stmt::Store { func, .. } => *func,
-            _ => return code,
+        let Some(f) = s.stage_func() else {
+            return code;
         };
         if self.writer(f) != format_ident!("__w{}", f) {
             return code;

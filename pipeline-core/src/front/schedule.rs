@@ -1,28 +1,23 @@
-//! Checking of `schedule NAME { ... }` blocks (DESIGN.md 4.9).
+//! Checking of `schedule NAME { ... }` blocks (DESIGN.md 4.9) and their
+//! translation into a [`Schedule`].
 //!
 //! Each statement is a chain of directives on one func: `f.split(x, xo, xi,
 //! 8).parallel(xo);`. This pass checks that the pipeline, the funcs, the
 //! directives, their arities and the variables they name exist (variables
-//! introduced by `split`/`tile` count from that point on), reporting errors at
-//! the directive's tokens. Loop synthesis from these directives is the
-//! scheduling issue's work; until then the compiler computes every func at
-//! root (see `SCHEDULE`), which never changes results.
+//! introduced by `split`/`tile` count from that point on) and that each can be
+//! honoured, reporting errors at the directive's tokens. A func named in the
+//! block starts from serial loops in its definition's order (as in Halide);
+//! funcs not named keep the default schedule.
+//!
+//! Not yet lowered (accepted, checked, computed at root meanwhile, which never
+//! changes results; `SCHEDULE` shows what ran): `compute_at`, `store_at`,
+//! `bound`. `for cuda` blocks are checked only.
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
+use crate::schedule::{ComputeLevel, Dim, LoopKind, Schedule, StageSchedule};
 use quote::ToTokens;
 use syn::Error;
-
-/// One checked directive.
-#[derive(Clone, Debug)]
-pub struct Directive {
-    /// Func name as written (`gauss[1]` for family members).
-    pub func: String,
-    /// Directive name.
-    pub name: String,
-    /// Its arguments as written.
-    pub args: Vec<String>,
-}
 
 /// (name, number of arguments, whether only in `for cuda` blocks)
 const DIRECTIVES: &[(&str, usize, bool)] = &[
@@ -42,14 +37,15 @@ const DIRECTIVES: &[(&str, usize, bool)] = &[
     ("gpu_threads", usize::MAX, true),
 ];
 
-/// Checks a schedule block against its pipeline.
+/// Checks a schedule block against its pipeline and applies it to `schedule`.
 pub fn check_schedule(
     item: &ScheduleItem,
     pipeline: &CheckedPipeline,
-) -> Result<Vec<Directive>, Error> {
+    schedule: &mut Schedule,
+) -> Result<(), Error> {
     let p = &pipeline.pipeline;
     let cuda = item.target.is_some();
-    let mut out = Vec::new();
+    let mut named = vec![false; p.funcs.len()];
     let mut errors = Vec::new();
     let func_names: Vec<String> = p.funcs.iter().map(|f| f.name.replace(' ', "")).collect();
     let mut vars: Vec<Vec<String>> = p.funcs.iter().map(|f| f.vars.clone()).collect();
@@ -87,6 +83,11 @@ pub fn check_schedule(
                 expr,
                 "expected directives after the func name, e.g. `f.compute_root();`",
             ));
+        }
+        if !cuda && !named[f] {
+            named[f] = true;
+            schedule.funcs[f].pure = StageSchedule::serial(&p.funcs[f].vars);
+            schedule.funcs[f].written.clear();
         }
         for m in chain {
             let name = m.method.to_string();
@@ -170,17 +171,164 @@ pub fn check_schedule(
             for &i in &defines {
                 vars[f].push(args[i].clone());
             }
-            if ok {
-                out.push(Directive {
-                    func: fname.clone(),
-                    name,
-                    args,
-                });
+            if ok && !cuda {
+                match apply(&mut schedule.funcs[f], p, f, &name, &args, m) {
+                    Ok(()) => schedule.funcs[f]
+                        .written
+                        .push(format!("{name}({})", args.join(", "))),
+                    Err(e) => errors.push(e),
+                }
             }
         }
     }
     match super::check::combine(errors) {
         Some(e) => Err(e),
-        None => Ok(out),
+        None => Ok(()),
     }
+}
+
+fn factor(m: &syn::ExprMethodCall, i: usize) -> Result<i64, Error> {
+    match &m.args[i] {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => match n.base10_parse::<i64>() {
+            Ok(v) if (1..=1 << 20).contains(&v) => Ok(v),
+            _ => Err(Error::new_spanned(
+                n,
+                "a split factor is a positive integer",
+            )),
+        },
+        other => Err(Error::new_spanned(
+            other,
+            "a split factor is an integer literal, e.g. `8`",
+        )),
+    }
+}
+
+fn split(
+    stage: &mut StageSchedule,
+    old: &str,
+    outer: &str,
+    inner: &str,
+    n: i64,
+    m: &syn::ExprMethodCall,
+) -> Result<(), Error> {
+    stage
+        .split(old, outer, inner, n)
+        .map_err(|e| Error::new_spanned(m, e))
+}
+
+/// Applies one checked directive to a func's schedule.
+fn apply(
+    fs: &mut crate::schedule::FuncSchedule,
+    p: &crate::ir::Pipeline,
+    f: crate::ir::FuncId,
+    name: &str,
+    args: &[String],
+    m: &syn::ExprMethodCall,
+) -> Result<(), Error> {
+    let stage = &mut fs.pure;
+    match name {
+        "split" => split(stage, &args[0], &args[1], &args[2], factor(m, 3)?, m),
+        "tile" => {
+            let (nx, ny) = (factor(m, 6)?, factor(m, 7)?);
+            split(stage, &args[0], &args[2], &args[4], nx, m)?;
+            split(stage, &args[1], &args[3], &args[5], ny, m)?;
+            reorder(stage, &[&args[4], &args[5], &args[2], &args[3]], m)
+        }
+        "reorder" => {
+            let vars: Vec<&String> = args.iter().collect();
+            reorder(stage, &vars, m)
+        }
+        "vectorize" | "unroll" => {
+            let n = factor(m, 1)?;
+            let kind = if name == "vectorize" {
+                LoopKind::Vectorized
+            } else {
+                LoopKind::Unrolled
+            };
+            let inner = format!(
+                "{}_{}",
+                args[0],
+                if name == "vectorize" { "v" } else { "u" }
+            );
+            split(stage, &args[0], &args[0], &inner, n, m)?;
+            let pos = stage.position(&inner).expect("just split");
+            stage.dims[pos].kind = kind;
+            Ok(())
+        }
+        "parallel" => {
+            let Some(pos) = stage.position(&args[0]) else {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{}` is not a loop of this func", args[0]),
+                ));
+            };
+            // Each iteration must write its own slab of one dimension: the
+            // loop is a dimension of the func or the outer loop of a split of one.
+            let var = &args[0];
+            let slab = stage.roots.contains(var)
+                || stage
+                    .split_creating_outer(var)
+                    .is_some_and(|s| stage.roots.contains(&s.old));
+            if !slab {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{var}` cannot run in parallel: a parallel loop runs over a dimension of the func or the outer variable of a split of one, so that its iterations write disjoint slabs"),
+                ));
+            }
+            stage.dims[pos].kind = LoopKind::Parallel;
+            Ok(())
+        }
+        "compute_root" | "compute_at" | "store_at" => {
+            fs.compute = ComputeLevel::Root;
+            Ok(())
+        }
+        "compute_inline" => {
+            if p.outputs.contains(&f) {
+                return Err(Error::new_spanned(m, "an output cannot be inlined"));
+            }
+            if !p.funcs[f].updates.is_empty() {
+                return Err(Error::new_spanned(
+                    m,
+                    "a func with update definitions cannot be inlined",
+                ));
+            }
+            fs.compute = ComputeLevel::Inline;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn reorder(
+    stage: &mut StageSchedule,
+    vars: &[&String],
+    m: &syn::ExprMethodCall,
+) -> Result<(), Error> {
+    let mut positions = Vec::new();
+    for v in vars {
+        match stage.position(v) {
+            Some(p) if !positions.contains(&p) => positions.push(p),
+            Some(_) => {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{v}` appears twice in `reorder`"),
+                ))
+            }
+            None => {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{v}` is not a loop of this func"),
+                ))
+            }
+        }
+    }
+    let dims: Vec<Dim> = positions.iter().map(|&p| stage.dims[p].clone()).collect();
+    positions.sort();
+    for (p, d) in positions.into_iter().zip(dims) {
+        stage.dims[p] = d;
+    }
+    Ok(())
 }

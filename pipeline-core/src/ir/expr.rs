@@ -18,6 +18,18 @@ pub type InputId = usize;
 /// Index of a symbol of a bounds program (an `i64` computed at run time).
 pub type SymId = usize;
 
+/// A loop variable of a lowered stage: loop `name` of stage `stage` (0 for
+/// the pure definition, `k + 1` for update `k`) of func `func`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LoopVar {
+    /// The func the stage belongs to.
+    pub func: FuncId,
+    /// 0: the pure definition; k + 1: update k.
+    pub stage: usize,
+    /// The loop's name in the schedule (`x`, `yo`, `x_v`, an rdom variable).
+    pub name: String,
+}
+
 /// Where a load reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Source {
@@ -246,6 +258,8 @@ pub enum ExprKind {
     InputExtent(InputId, usize),
     /// A symbol of a bounds program (i64).
     Sym(SymId),
+    /// The current value of a loop (i64), in lowered statements only.
+    Loop(LoopVar),
     /// A unary operation.
     Unary(UnOp, Box<Expr>),
     /// A binary operation.
@@ -411,6 +425,7 @@ impl Expr {
             | ExprKind::InputMin(..)
             | ExprKind::InputExtent(..)
             | ExprKind::Sym(_)
+            | ExprKind::Loop(_)
             | ExprKind::LetVar(_) => {}
             ExprKind::Let { value, body, .. } => {
                 f(value);

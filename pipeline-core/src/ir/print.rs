@@ -2,6 +2,7 @@
 //! `NAME::LOWERED` shows, in the DSL's own syntax where it has one.
 
 use super::*;
+use crate::schedule::LoopKind;
 use std::fmt::Write;
 
 /// Names for the leaves of expressions.
@@ -49,6 +50,7 @@ impl Names<'_> {
                 .cloned()
                 .unwrap_or_else(|| format!("s{s}")),
             ExprKind::LetVar(id) => format!("t{id}"),
+            ExprKind::Loop(v) => format!("{}.{}", p.funcs[v.func].name, v.name),
             ExprKind::Let { id, value, body } => {
                 format!("{{ let t{id} = {}; {} }}", sub(value), sub(body))
             }
@@ -101,16 +103,6 @@ impl Names<'_> {
         }
     }
 
-    fn var(&self, v: LoopVar) -> String {
-        let p = self.pipeline;
-        match v {
-            LoopVar::Pure(f, d) => format!("{}.{}", p.funcs[f].name, p.funcs[f].vars[d]),
-            LoopVar::Reduction(f, k, r) => {
-                format!("{}.{}", p.funcs[f].name, p.funcs[f].updates[k].rdom[r].name)
-            }
-        }
-    }
-
     /// Prints a statement tree, indented.
     pub fn stmt(&self, s: &Stmt, indent: usize, out: &mut String) {
         let pad = "  ".repeat(indent);
@@ -132,20 +124,32 @@ impl Names<'_> {
                 max,
                 kind,
                 body,
+                ..
             } => {
                 let k = match kind {
-                    ForKind::Serial => "for",
-                    ForKind::Parallel => "parallel for",
+                    LoopKind::Serial => "for",
+                    LoopKind::Parallel => "parallel for",
+                    LoopKind::Vectorized => "vectorized for",
+                    LoopKind::Unrolled => "unrolled for",
                 };
                 let _ = writeln!(
                     out,
-                    "{pad}{k} {} in {}..={} {{",
-                    self.var(*var),
+                    "{pad}{k} {}.{} in {}..={} {{",
+                    p.funcs[var.func].name,
+                    var.name,
                     self.expr(min, None, None),
                     self.expr(max, None, None)
                 );
                 self.stmt(body, indent + 1, out);
                 let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::LetCoord { coord, value, body } => {
+                let name = match *coord {
+                    Coord::Pure(f, d) => p.funcs[f].vars[d].clone(),
+                    Coord::Reduction(f, k, r) => p.funcs[f].updates[k].rdom[r].name.clone(),
+                };
+                let _ = writeln!(out, "{pad}let {name} = {}", self.expr(value, None, None));
+                self.stmt(body, indent, out);
             }
             Stmt::Store {
                 func,

@@ -1,38 +1,35 @@
 //! Statements: the lowered loop nests that code generation emits.
 //!
-//! Loop variables are `i64` while iterating (so an empty range `[i64::MAX,
-//! i64::MIN]` never runs) and are seen by expressions as `i32` coordinates:
-//! `Var(d)` inside the statements of func `f` is the loop variable
-//! `LoopVar::Pure(f, d)`, `RVar(r)` is `LoopVar::Reduction(f, k, r)`.
+//! Loops run over inclusive `i64` bounds (so the canonical empty range
+//! `[i64::MAX, i64::MIN]` never runs). A definition's coordinates `Var(d)` and
+//! `RVar(r)` are bound from loop variables by [`Stmt::LetCoord`] just above
+//! the stores that use them.
 
-use super::expr::{Expr, FuncId};
+use super::expr::{Expr, FuncId, LoopVar};
+use crate::schedule::LoopKind;
 
-/// A loop variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LoopVar {
-    /// Pure dimension `d` of func `f`.
+/// A coordinate of a definition bound from loop variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coord {
+    /// `Var(d)` of func `f`'s definitions.
     Pure(FuncId, usize),
-    /// Reduction dimension `r` of update `k` of func `f`.
+    /// `RVar(r)` of update `k` of func `f`.
     Reduction(FuncId, usize, usize),
 }
 
-impl LoopVar {
-    /// The func whose stage the loop belongs to.
-    pub fn func(self) -> FuncId {
-        match self {
-            LoopVar::Pure(f, _) | LoopVar::Reduction(f, _, _) => f,
-        }
-    }
-}
-
-/// How a loop runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForKind {
-    /// In order.
-    Serial,
-    /// Iterations in parallel on rayon; the body writes only to the loop's
-    /// func, whose buffer is split along the loop's dimension.
-    Parallel,
+/// The part of a func's buffer that one iteration of a parallel loop writes:
+/// iteration `i` (counting from the loop's min) writes coordinates
+/// `[start + i * step, start + i * step + step - 1]` of dimension `dim`.
+#[derive(Clone, Debug)]
+pub struct Slab {
+    /// The func written.
+    pub func: FuncId,
+    /// The dimension the iterations split.
+    pub dim: usize,
+    /// The first coordinate of the first slab (i64).
+    pub start: Expr,
+    /// Coordinates per iteration.
+    pub step: i64,
 }
 
 /// A lowered statement.
@@ -53,9 +50,20 @@ pub enum Stmt {
         min: Expr,
         /// Last value.
         max: Expr,
-        /// Serial or parallel.
-        kind: ForKind,
+        /// How the loop runs.
+        kind: LoopKind,
+        /// For a parallel loop: what each iteration writes.
+        slab: Option<Slab>,
         /// The body.
+        body: Box<Stmt>,
+    },
+    /// Binds a definition's coordinate (as i32) for `body`.
+    LetCoord {
+        /// The coordinate.
+        coord: Coord,
+        /// Its value (i64, from loop variables).
+        value: Expr,
+        /// Where it is visible.
         body: Box<Stmt>,
     },
     /// `func(args) = value` (the stage is `update`, `None` for the pure one).
@@ -85,4 +93,16 @@ pub enum Stmt {
     },
     /// Statements in order.
     Block(Vec<Stmt>),
+}
+
+impl Stmt {
+    /// The func whose stage this statement computes, if it is a stage.
+    pub fn stage_func(&self) -> Option<FuncId> {
+        match self {
+            Stmt::For { var, .. } => Some(var.func),
+            Stmt::Store { func, .. } => Some(*func),
+            Stmt::LetCoord { body, .. } | Stmt::If { body, .. } => body.stage_func(),
+            _ => None,
+        }
+    }
 }

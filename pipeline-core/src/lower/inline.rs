@@ -3,8 +3,9 @@
 //! offset, no boundary condition), is substituted into that consumer.
 //!
 //! Runs on a checked pipeline before bounds inference. Outputs and funcs with
-//! updates are never inlined. Inlining never changes results: expressions are
-//! pure, so substitution is exact.
+//! updates are never inlined, funcs scheduled `compute_root` neither; funcs
+//! scheduled `compute_inline` always are, into every consumer. Inlining never
+//! changes results: expressions are pure, so substitution is exact.
 //!
 //! ```text
 //! gray(x, y) = 0.3 * r(x, y) + ...;  out(x, y) = gray(x, y) * 2.0;
@@ -12,17 +13,24 @@
 //! ```
 
 use crate::ir::*;
+use crate::schedule::{ComputeLevel, Schedule};
 
 /// Inlines every func that qualifies; returns the new pipeline and the
 /// inlined funcs.
-pub fn inline(p: &Pipeline) -> (Pipeline, Vec<FuncId>) {
+pub fn inline(p: &Pipeline, sched: &Schedule) -> (Pipeline, Vec<FuncId>) {
     let mut p = p.clone();
     let mut inlined = Vec::new();
     loop {
         let live = p.live_funcs();
-        let candidate = live.iter().copied().find(|&f| qualifies(&p, f));
+        let candidate = live
+            .iter()
+            .copied()
+            .find(|&f| match sched.funcs[f].compute {
+                ComputeLevel::Inline => !p.outputs.contains(&f) && p.funcs[f].updates.is_empty(),
+                ComputeLevel::Root => false,
+                ComputeLevel::Default => qualifies(&p, f),
+            });
         let Some(f) = candidate else { break };
-        let consumer = p.consumers(f)[0];
         let body = p.funcs[f].pure.clone();
         let subst = |e: &Expr| -> Expr {
             e.rewrite(&mut |n| match &n.kind {
@@ -34,11 +42,13 @@ pub fn inline(p: &Pipeline) -> (Pipeline, Vec<FuncId>) {
                 _ => n,
             })
         };
-        let c = &mut p.funcs[consumer];
-        c.pure = subst(&c.pure);
-        for u in &mut c.updates {
-            u.value = subst(&u.value);
-            u.args = u.args.iter().map(subst).collect();
+        for consumer in p.consumers(f) {
+            let c = &mut p.funcs[consumer];
+            c.pure = subst(&c.pure);
+            for u in &mut c.updates {
+                u.value = subst(&u.value);
+                u.args = u.args.iter().map(subst).collect();
+            }
         }
         inlined.push(f);
     }

@@ -1,0 +1,220 @@
+//! The schedule of a pipeline: per func, where it is computed and the loop
+//! nest of its pure stage (splits and the order and kind of every loop).
+//!
+//! Loop dimensions are listed innermost first, as in Halide's `reorder`.
+//!
+//! ```text
+//! out.split(y, yo, yi, 32).parallel(yo)
+//!   => out: splits [y -> yo, yi by 32], dims [x serial, yi serial, yo parallel]
+//! ```
+
+use crate::ir::{FuncId, Pipeline};
+
+/// How a loop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopKind {
+    /// In order.
+    Serial,
+    /// Iterations on rayon's threads.
+    Parallel,
+    /// A vector loop (scalar code until SIMD lands; its extent is constant).
+    Vectorized,
+    /// An unrolled loop (its extent is constant).
+    Unrolled,
+}
+
+impl LoopKind {
+    /// The directive that asks for this kind.
+    pub fn directive(self) -> &'static str {
+        match self {
+            LoopKind::Serial => "serial",
+            LoopKind::Parallel => "parallel",
+            LoopKind::Vectorized => "vectorize",
+            LoopKind::Unrolled => "unroll",
+        }
+    }
+}
+
+/// `split(old, outer, inner, factor)`: `old = outer * factor + inner` (plus
+/// the tail handling of loop synthesis).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// The dimension split.
+    pub old: String,
+    /// The new outer dimension.
+    pub outer: String,
+    /// The new inner dimension, `0..factor`.
+    pub inner: String,
+    /// The inner extent.
+    pub factor: i64,
+}
+
+/// One loop of a stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dim {
+    /// Its variable.
+    pub name: String,
+    /// How it runs.
+    pub kind: LoopKind,
+}
+
+/// The loop nest of one stage.
+///
+/// **Invariant:** every name is unique within the stage: when a split reuses
+/// the old variable's name for its outer loop (`vectorize(x, 8)` splits `x`
+/// into `x` and `x_v`), the old variable is renamed (`x#1`) everywhere before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageSchedule {
+    /// The variable standing for each dimension of the func before any split.
+    pub roots: Vec<String>,
+    /// Splits in the order they were applied.
+    pub splits: Vec<Split>,
+    /// The loops, innermost first.
+    pub dims: Vec<Dim>,
+}
+
+impl StageSchedule {
+    /// Loops over `vars` (innermost first), all serial.
+    pub fn serial(vars: &[String]) -> StageSchedule {
+        StageSchedule {
+            roots: vars.to_vec(),
+            splits: Vec::new(),
+            dims: vars
+                .iter()
+                .map(|v| Dim {
+                    name: v.clone(),
+                    kind: LoopKind::Serial,
+                })
+                .collect(),
+        }
+    }
+
+    /// The position of a loop variable.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.dims.iter().position(|d| d.name == name)
+    }
+
+    /// Splits loop `old` into `outer` and `inner` (innermost), both
+    /// serial unless `old` was not: then `outer` keeps its kind.
+    pub fn split(
+        &mut self,
+        old: &str,
+        outer: &str,
+        inner: &str,
+        factor: i64,
+    ) -> Result<(), String> {
+        let Some(pos) = self.position(old) else {
+            return Err(format!(
+                "`{old}` is not a loop of this func (it may have been split already)"
+            ));
+        };
+        for new in [outer, inner] {
+            if new != old && self.position(new).is_some() {
+                return Err(format!("`{new}` already names a loop of this func"));
+            }
+        }
+        if outer == inner {
+            return Err("the outer and inner variables of a split need different names".into());
+        }
+        let mut old = old.to_string();
+        if outer == old || inner == old {
+            let fresh = format!("{old}#{}", self.splits.len() + 1);
+            for s in &mut self.splits {
+                for n in [&mut s.outer, &mut s.inner] {
+                    if *n == old {
+                        *n = fresh.clone();
+                    }
+                }
+            }
+            for r in &mut self.roots {
+                if *r == old {
+                    *r = fresh.clone();
+                }
+            }
+            old = fresh;
+        }
+        let kind = self.dims[pos].kind;
+        self.dims[pos] = Dim {
+            name: outer.to_string(),
+            kind,
+        };
+        self.dims.insert(
+            pos,
+            Dim {
+                name: inner.to_string(),
+                kind: LoopKind::Serial,
+            },
+        );
+        self.splits.push(Split {
+            old,
+            outer: outer.to_string(),
+            inner: inner.to_string(),
+            factor,
+        });
+        Ok(())
+    }
+
+    /// The split that created `name` as its outer variable, if any.
+    pub fn split_creating_outer(&self, name: &str) -> Option<&Split> {
+        self.splits.iter().find(|s| s.outer == name)
+    }
+}
+
+/// Where a func is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputeLevel {
+    /// Decided by the inlining pass (inlined if read once at the same point).
+    Default,
+    /// Substituted into its consumers.
+    Inline,
+    /// Computed entirely before its consumers.
+    Root,
+}
+
+/// The schedule of one func.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncSchedule {
+    /// Where it is computed.
+    pub compute: ComputeLevel,
+    /// The loop nest of its pure definition.
+    pub pure: StageSchedule,
+    /// The directives a `schedule` block gave it, as written (for `SCHEDULE`).
+    pub written: Vec<String>,
+}
+
+/// The schedule of a pipeline, indexed by func.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// One entry per func of the pipeline.
+    pub funcs: Vec<FuncSchedule>,
+}
+
+impl Schedule {
+    /// The schedule used without a `schedule` block: funcs are inlined where
+    /// the inlining pass finds it free, else computed at root with their
+    /// outermost loop parallel.
+    pub fn default_for(p: &Pipeline) -> Schedule {
+        Schedule {
+            funcs: p
+                .funcs
+                .iter()
+                .map(|f| {
+                    let mut pure = StageSchedule::serial(&f.vars);
+                    if let Some(last) = pure.dims.last_mut() {
+                        last.kind = LoopKind::Parallel;
+                    }
+                    FuncSchedule {
+                        compute: ComputeLevel::Default,
+                        pure,
+                        written: Vec::new(),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The schedule of func `f`.
+    pub fn func(&self, f: FuncId) -> &FuncSchedule {
+        &self.funcs[f]
+    }
+}
