@@ -117,7 +117,7 @@ pub fn check_schedule(
             }
             if arity != usize::MAX && m.args.len() != arity {
                 errors.push(Error::new_spanned(
-                    m,
+                    directive(m),
                     format!("`{name}` takes {arity} argument(s), found {}", m.args.len()),
                 ));
                 continue;
@@ -187,6 +187,13 @@ pub fn check_schedule(
     }
 }
 
+/// The tokens of one directive, `name(args)` without its receiver chain, so
+/// that errors underline just that directive.
+fn directive(m: &syn::ExprMethodCall) -> proc_macro2::TokenStream {
+    let (method, args) = (&m.method, &m.args);
+    quote::quote!(#method #args)
+}
+
 fn factor(m: &syn::ExprMethodCall, i: usize) -> Result<i64, Error> {
     match &m.args[i] {
         syn::Expr::Lit(syn::ExprLit {
@@ -216,7 +223,7 @@ fn split(
 ) -> Result<(), Error> {
     stage
         .split(old, outer, inner, n)
-        .map_err(|e| Error::new_spanned(m, e))
+        .map_err(|e| Error::new_spanned(directive(m), e))
 }
 
 /// Applies one checked directive to a func's schedule.
@@ -248,11 +255,14 @@ fn apply(
             } else {
                 LoopKind::Unrolled
             };
-            let inner = format!(
-                "{}_{}",
-                args[0],
-                if name == "vectorize" { "v" } else { "u" }
-            );
+            // A fresh name for the inner loop: `x_v`, then `x_v2`, ...
+            let suffix = if name == "vectorize" { "v" } else { "u" };
+            let mut inner = format!("{}_{suffix}", args[0]);
+            let mut k = 1;
+            while stage.position(&inner).is_some() || stage.splits.iter().any(|s| s.old == inner) {
+                k += 1;
+                inner = format!("{}_{suffix}{k}", args[0]);
+            }
             split(stage, &args[0], &args[0], &inner, n, m)?;
             let pos = stage.position(&inner).expect("just split");
             stage.dims[pos].kind = kind;
@@ -261,7 +271,7 @@ fn apply(
         "parallel" => {
             let Some(pos) = stage.position(&args[0]) else {
                 return Err(Error::new_spanned(
-                    m,
+                    directive(m),
                     format!("`{}` is not a loop of this func", args[0]),
                 ));
             };
@@ -274,7 +284,7 @@ fn apply(
                     .is_some_and(|s| stage.roots.contains(&s.old));
             if !slab {
                 return Err(Error::new_spanned(
-                    m,
+                    directive(m),
                     format!("`{var}` cannot run in parallel: a parallel loop runs over a dimension of the func or the outer variable of a split of one, so that its iterations write disjoint slabs"),
                 ));
             }
@@ -287,11 +297,14 @@ fn apply(
         }
         "compute_inline" => {
             if p.outputs.contains(&f) {
-                return Err(Error::new_spanned(m, "an output cannot be inlined"));
+                return Err(Error::new_spanned(
+                    directive(m),
+                    "an output cannot be inlined",
+                ));
             }
             if !p.funcs[f].updates.is_empty() {
                 return Err(Error::new_spanned(
-                    m,
+                    directive(m),
                     "a func with update definitions cannot be inlined",
                 ));
             }
@@ -313,13 +326,13 @@ fn reorder(
             Some(p) if !positions.contains(&p) => positions.push(p),
             Some(_) => {
                 return Err(Error::new_spanned(
-                    m,
+                    directive(m),
                     format!("`{v}` appears twice in `reorder`"),
                 ))
             }
             None => {
                 return Err(Error::new_spanned(
-                    m,
+                    directive(m),
                     format!("`{v}` is not a loop of this func"),
                 ))
             }
