@@ -196,6 +196,8 @@ fn split_recursively<T: Element, const N: usize, F>(
 ///
 /// The slabs of different iterations are disjoint, so each may be written
 /// freely: this is how a parallel loop of generated code writes its func.
+/// An iteration that fails (an allocation inside it, say) makes the call fail
+/// with the first error; the other iterations still run.
 ///
 /// # Panics
 ///
@@ -207,14 +209,14 @@ pub fn par_slabs<T: Element, const N: usize>(
     step: i64,
     first: i64,
     last: i64,
-    f: impl Fn(i64, ViewMut<'_, T, N>) + Sync,
-) {
+    f: impl Fn(i64, ViewMut<'_, T, N>) -> Result<(), Error> + Sync,
+) -> Result<(), Error> {
     assert!(
         dim < N && step >= 1,
         "par_slabs needs a dimension of the view and a positive step"
     );
     if last < first {
-        return;
+        return Ok(());
     }
     let count = (last - first).saturating_add(1) as u64;
     let grain = (count / (4 * rayon::current_num_threads() as u64)).max(1);
@@ -224,7 +226,7 @@ pub fn par_slabs<T: Element, const N: usize>(
         step,
         first,
     };
-    slabs.run(view, first, last, grain, &f);
+    slabs.run(view, first, last, grain, &f)
 }
 
 /// The geometry of [`par_slabs`].
@@ -242,7 +244,8 @@ impl Slabs {
             .saturating_add((i - self.first).saturating_mul(self.step))
     }
 
-    /// Runs iterations `lo..=hi` on `view`, which covers at least their slabs.
+    /// Runs iterations `lo..=hi` on `view`, which covers at least their slabs;
+    /// returns the first error.
     fn run<T: Element, const N: usize, F>(
         &self,
         view: ViewMut<'_, T, N>,
@@ -250,24 +253,30 @@ impl Slabs {
         hi: i64,
         grain: u64,
         f: &F,
-    ) where
-        F: Fn(i64, ViewMut<'_, T, N>) + Sync,
+    ) -> Result<(), Error>
+    where
+        F: Fn(i64, ViewMut<'_, T, N>) -> Result<(), Error> + Sync,
     {
         if ((hi - lo) as u64) < grain {
             let mut rest = view;
+            let mut result = Ok(());
             for i in lo..=hi {
                 let (slab, after) = rest.split_at(self.dim, self.begin(i + 1));
-                f(i, slab);
+                let r = f(i, slab);
+                if result.is_ok() {
+                    result = r;
+                }
                 rest = after;
             }
-            return;
+            return result;
         }
         let mid = lo + (hi - lo + 1) / 2;
         let (first, second) = view.split_at(self.dim, self.begin(mid));
-        rayon::join(
+        let (a, b) = rayon::join(
             || self.run(first, lo, mid - 1, grain, f),
             || self.run(second, mid, hi, grain, f),
         );
+        a.and(b)
     }
 }
 
@@ -325,10 +334,12 @@ mod tests {
                     for y in lo..lo + slab.shape()[1] as i64 {
                         for x in 0..3 {
                             let v = slab.at([x, y]);
-                            slab.set([x, y], v + 1 + i as u32 * 0);
+                            slab.set([x, y], v + 1);
                         }
                     }
-                });
+                    Ok(())
+                })
+                .unwrap();
             }
             assert_eq!(calls.load(Ordering::Relaxed) as i64, count);
             let covered = (count * step).min(extent as i64) as usize;

@@ -61,7 +61,10 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
 }
 
 /// The lowering passes, in order.
-pub fn lower_pipeline(checked: &Pipeline, sched: &schedule::Schedule) -> Lowered {
+pub fn lower_pipeline(
+    checked: &Pipeline,
+    sched: &schedule::Schedule,
+) -> Result<Lowered, lower::loops::ScheduleError> {
     let (pipeline, inlined) = pass(
         "inline",
         |(_, inl): &(Pipeline, Vec<FuncId>)| {
@@ -79,12 +82,14 @@ pub fn lower_pipeline(checked: &Pipeline, sched: &schedule::Schedule) -> Lowered
         |b: &BoundsProgram| format!("{} symbols", b.syms.len()),
         || analysis::bounds::infer(&pipeline),
     );
-    let body = pass(
+    let synthesized = pass(
         "loops",
         |_| String::new(),
         || lower::loops::synthesize(&pipeline, &bounds, sched),
-    );
-    let sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
+    )?;
+    let body = synthesized.body;
+    let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
+    sym_names.extend(synthesized.local_syms.iter().cloned());
     let names = ir::print::Names {
         pipeline: &pipeline,
         syms: &sym_names,
@@ -95,14 +100,14 @@ pub fn lower_pipeline(checked: &Pipeline, sched: &schedule::Schedule) -> Lowered
     if debug_enabled() {
         eprintln!("== lowered {}\n{text}", pipeline.name);
     }
-    Lowered {
+    Ok(Lowered {
         pipeline,
         inlined,
         bounds,
         body,
         schedule,
         text,
-    }
+    })
 }
 
 fn schedule_text(
@@ -116,7 +121,8 @@ fn schedule_text(
         let func = &p.funcs[f];
         let fs = &sched.funcs[f];
         let mut chain: Vec<String> = Vec::new();
-        if !p.outputs.contains(&f) {
+        let placed = fs.written.iter().any(|d| d.starts_with("compute_"));
+        if !p.outputs.contains(&f) && !placed {
             chain.push("compute_root()".into());
         }
         if fs.written.is_empty() {
@@ -124,24 +130,16 @@ fn schedule_text(
                 chain.push(format!("parallel({v})"));
             }
         } else {
-            chain.extend(
-                fs.written
-                    .iter()
-                    .filter(|d| {
-                        !d.starts_with("compute_")
-                            && !d.starts_with("store_at")
-                            && !d.starts_with("bound")
-                    })
-                    .cloned(),
-            );
+            chain.extend(fs.written.iter().cloned());
         }
         if !chain.is_empty() {
             s += &format!("    {}.{};\n", func.name, chain.join("."));
         }
-        if fs.written.iter().any(|d| {
-            d.starts_with("compute_at") || d.starts_with("store_at") || d.starts_with("bound")
-        }) {
-            s += "    // compute_at, store_at and bound are not lowered yet: computed at root\n";
+        if fs.written.iter().any(|d| d.starts_with("bound")) {
+            s += "    // bound is checked but not applied yet\n";
+        }
+        if fs.store.is_some() {
+            s += "    // store_at stores at the compute level until sliding windows land\n";
         }
     }
     for &f in inlined {
@@ -214,7 +212,17 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
     let mut out = TokenStream::new();
     for (c, sched) in checked.iter().zip(&schedules) {
-        let lowered = lower_pipeline(&c.pipeline, sched);
+        let lowered = match lower_pipeline(&c.pipeline, sched) {
+            Ok(l) => l,
+            Err(e) => {
+                let err = match &e.tokens {
+                    Some(t) => syn::Error::new_spanned(t, e.message),
+                    None => syn::Error::new_spanned(&c.ident, e.message),
+                };
+                out.extend(err.to_compile_error());
+                continue;
+            }
+        };
         let gen = pass(
             "codegen",
             |_| String::new(),

@@ -17,7 +17,9 @@ const BLUR: &str = r#"
 #[test]
 fn blur_lowers_and_interprets() {
     let p = pipeline_core::pipeline_from_source(BLUR, "blur3x3").unwrap();
-    let l = pipeline_core::lower_pipeline(&p, &pipeline_core::schedule::Schedule::default_for(&p));
+    let l = pipeline_core::lower_pipeline(&p, &pipeline_core::schedule::Schedule::default_for(&p))
+        .ok()
+        .unwrap();
     println!("{}\n{}", l.schedule, l.text);
     let (w, h) = (7usize, 5usize);
     let mut input = Image::new(Type::U16, vec![0, 0], vec![w, h]);

@@ -219,9 +219,9 @@ pub fn nonempty(region: &[DimSyms]) -> Expr {
     })
 }
 
-/// One read's demand: per dimension, `[min, max]` if `guard` holds and the
+/// One read's demand (used by loop synthesis for per-iteration regions too): per dimension, `[min, max]` if `guard` holds and the
 /// interval is non-empty, else the canonical empty interval.
-fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr, Expr)> {
+pub fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr, Expr)> {
     let bounds: Vec<Interval> = args.iter().map(|a| bounds_of(a, scope)).collect();
     let mut ok = guard.clone();
     for b in &bounds {

@@ -12,7 +12,7 @@
 //! `[min(max(xmin - 1, 0), w - 1), min(max(xmax - 1, 0), w - 1)]`.
 
 use super::simplify::simplify;
-use crate::ir::{BinOp, BoundaryMode, Expr, ExprKind, FuncId, Source, Type, UnOp};
+use crate::ir::{BinOp, BoundaryMode, Expr, ExprKind, FuncId, LoopVar, Source, Type, UnOp};
 
 /// Inclusive bounds `[min, max]` as `i64` expressions; `None` is unbounded.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,6 +122,8 @@ pub struct Scope<'a> {
     pub func_value: &'a dyn Fn(FuncId) -> Interval,
     /// Bounds of the `let` bindings in scope (innermost last).
     pub lets: std::cell::RefCell<Vec<(usize, Interval)>>,
+    /// Bounds of loop variables; a loop not listed is a single point.
+    pub loops: Vec<(LoopVar, Interval)>,
 }
 
 impl<'a> Scope<'a> {
@@ -136,6 +138,7 @@ impl<'a> Scope<'a> {
             rvars,
             func_value,
             lets: Default::default(),
+            loops: Vec::new(),
         }
     }
 
@@ -210,7 +213,13 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 Interval::point(to_i64(e))
             }
         }
-        K::Sym(_) | K::Loop(_) => Interval::point(e.clone()),
+        K::Sym(_) => Interval::point(e.clone()),
+        K::Loop(v) => scope
+            .loops
+            .iter()
+            .find(|(l, _)| l == v)
+            .map(|(_, iv)| iv.clone())
+            .unwrap_or_else(|| Interval::point(e.clone())),
         K::LetVar(id) => scope
             .lets
             .borrow()

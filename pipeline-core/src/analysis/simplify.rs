@@ -122,6 +122,39 @@ fn simplify_node(e: Expr, exact: bool) -> Expr {
                     _ => {}
                 }
             }
+            if a.ty.is_int() && op.is_comparison() {
+                // `x <= x` and, for bounds, `x + 1 <= x + 3`.
+                let (xa, ca) = if exact {
+                    (Some(a.clone()), 0)
+                } else {
+                    split_offset(&a)
+                };
+                let (xb, cb) = if exact {
+                    (Some(b.clone()), 0)
+                } else {
+                    split_offset(&b)
+                };
+                if xa == xb && (exact || reassociates(a.ty)) {
+                    return Expr::bool(match op {
+                        BinOp::Eq => ca == cb,
+                        BinOp::Ne => ca != cb,
+                        BinOp::Lt => ca < cb,
+                        BinOp::Le => ca <= cb,
+                        BinOp::Gt => ca > cb,
+                        _ => ca >= cb,
+                    });
+                }
+            }
+            if ty.is_int() {
+                // The identities of min and max.
+                match (op, a.as_int(), b.as_int()) {
+                    (BinOp::Min, Some(v), _) if v == ty.int_max() => return b,
+                    (BinOp::Min, _, Some(v)) if v == ty.int_max() => return a,
+                    (BinOp::Max, Some(v), _) if v == ty.int_min() => return b,
+                    (BinOp::Max, _, Some(v)) if v == ty.int_min() => return a,
+                    _ => {}
+                }
+            }
             if !exact && reassociates(ty) {
                 match op {
                     BinOp::Add | BinOp::Sub => {

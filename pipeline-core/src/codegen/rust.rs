@@ -15,6 +15,7 @@ use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
+use std::collections::HashMap;
 
 /// Everything the generator needs about one lowered pipeline.
 pub struct Input<'a> {
@@ -92,8 +93,11 @@ struct Gen<'a> {
     p: &'a Pipeline,
     b: &'a BoundsProgram,
     /// Every value a loop body may read: syms, params, inputs and the reader
-    /// views of funcs computed so far (grows as code is generated).
+    /// views of funcs computed so far (grows as code is generated, and
+    /// shrinks back at the end of each loop).
     readable: std::cell::RefCell<Vec<Ident>>,
+    /// The first coordinate of the buffer of each func allocated so far.
+    origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -120,6 +124,16 @@ fn sym(s: SymId) -> TokenStream {
 }
 
 impl Gen<'_> {
+    /// A symbol: an element of the global bounds array, or a local.
+    fn sym(&self, s: SymId) -> TokenStream {
+        if s < self.b.syms.len() {
+            sym(s)
+        } else {
+            let id = format_ident!("__q{}", s);
+            quote!(#id)
+        }
+    }
+
     fn writer(&self, f: FuncId) -> Ident {
         match self.p.outputs.iter().position(|&o| o == f) {
             Some(k) if writes_output_directly(self.p, f) => format_ident!("__out{}", k),
@@ -164,7 +178,7 @@ impl Gen<'_> {
                 let id = format_ident!("__in{}_ext{}", i, d);
                 quote!(#id)
             }
-            ExprKind::Sym(s) => sym(*s),
+            ExprKind::Sym(s) => self.sym(*s),
             ExprKind::Loop(v) => {
                 let id = loop_ident(v);
                 quote!(#id)
@@ -320,17 +334,37 @@ impl Gen<'_> {
 
     fn stmt(&self, s: &Stmt) -> TokenStream {
         match s {
-            Stmt::Allocate { func, body } => {
+            Stmt::Allocate { func, region, body } => {
                 let f = &self.p.funcs[*func];
                 let ty = rust_type(f.ty);
                 let n = Literal::usize_unsuffixed(f.dims());
                 let name = &f.name;
                 let buf = format_ident!("__buf{}", func);
-                let (lo, hi) = self.region(*func);
+                let lo: Vec<TokenStream> = region
+                    .iter()
+                    .map(|(l, _)| self.expr(l, None, None))
+                    .collect();
+                let hi: Vec<TokenStream> = region
+                    .iter()
+                    .map(|(_, h)| self.expr(h, None, None))
+                    .collect();
+                let lo = quote!([#(#lo),*]);
+                let hi = quote!([#(#hi),*]);
+                self.origins.borrow_mut().insert(*func, lo.clone());
                 let body = self.stmt(body);
                 quote! {
                     let mut #buf = ::pipeline::rt::alloc::<#ty, #n>(#name, #lo, #hi)?;
                     #body
+                }
+            }
+            Stmt::LetSym { sym, value, body } => {
+                let id = format_ident!("__q{}", sym);
+                let v = self.expr(value, None, None);
+                self.readable.borrow_mut().push(id.clone());
+                let b = self.stmt(body);
+                quote! {
+                    let #id: i64 = #v;
+                    #b
                 }
             }
             Stmt::Block(stmts) => {
@@ -346,7 +380,10 @@ impl Gen<'_> {
                 ..
             } => {
                 let id = loop_ident(var);
+                // Values bound inside the loop are not readable after it.
+                let scope = self.readable.borrow().len();
                 let inner = self.stmt(body);
+                self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
                 match slab {
                     // Vectorized and unrolled loops are plain loops until the
@@ -371,7 +408,8 @@ impl Gen<'_> {
                             ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
                                 #locals
                                 #inner
-                            });
+                                ::core::result::Result::Ok(())
+                            })?;
                         }
                     }
                 }
@@ -417,10 +455,13 @@ impl Gen<'_> {
     /// A statement of a block: stages of a func with a buffer of its own get
     /// its writer view around them and refresh its reader view after them.
     fn stage(&self, s: &Stmt) -> TokenStream {
-        let code = self.stmt(s);
         let Some(f) = s.stage_func() else {
-            return code;
+            return self.stmt(s);
         };
+        // What the stage binds lives in its block.
+        let scope = self.readable.borrow().len();
+        let code = self.stmt(s);
+        self.readable.borrow_mut().truncate(scope);
         if self.writer(f) != format_ident!("__w{}", f) {
             return code;
         }
@@ -429,7 +470,7 @@ impl Gen<'_> {
             format_ident!("__w{}", f),
             format_ident!("__r{}", f),
         );
-        let (lo, _) = self.region(f);
+        let lo = self.origin(f);
         if !self.readable.borrow().contains(&r) {
             self.readable.borrow_mut().push(r.clone());
         }
@@ -442,11 +483,13 @@ impl Gen<'_> {
         }
     }
 
-    /// The `[min..]` and `[max..]` arrays of a func's realized region.
-    fn region(&self, f: FuncId) -> (TokenStream, TokenStream) {
-        let lo = self.b.realized[f].iter().map(|&(l, _)| sym(l));
-        let hi = self.b.realized[f].iter().map(|&(_, h)| sym(h));
-        (quote!([#(#lo),*]), quote!([#(#hi),*]))
+    /// The first coordinate of the buffer allocated for `f`.
+    fn origin(&self, f: FuncId) -> TokenStream {
+        self.origins
+            .borrow()
+            .get(&f)
+            .cloned()
+            .expect("a func's buffer is allocated before its stages")
     }
 }
 
@@ -471,6 +514,7 @@ pub fn generate(input: &Input) -> TokenStream {
         p,
         b,
         readable: std::cell::RefCell::new(readable),
+        origins: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

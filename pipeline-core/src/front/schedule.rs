@@ -9,9 +9,11 @@
 //! block starts from serial loops in its definition's order (as in Halide);
 //! funcs not named keep the default schedule.
 //!
-//! Not yet lowered (accepted, checked, computed at root meanwhile, which never
-//! changes results; `SCHEDULE` shows what ran): `compute_at`, `store_at`,
-//! `bound`. `for cuda` blocks are checked only.
+//! Whether a `compute_at` can be honoured depends on the whole schedule and on
+//! inlining, so loop synthesis checks it and reports at the directive.
+//! `store_at` is checked to enclose the compute level (storage stays at the
+//! compute level until sliding windows land); `bound` is checked only;
+//! `for cuda` blocks are checked only.
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
@@ -291,8 +293,36 @@ fn apply(
             stage.dims[pos].kind = LoopKind::Parallel;
             Ok(())
         }
-        "compute_root" | "compute_at" | "store_at" => {
+        "compute_root" => {
             fs.compute = ComputeLevel::Root;
+            Ok(())
+        }
+        "compute_at" | "store_at" => {
+            let Some(g) = p
+                .funcs
+                .iter()
+                .position(|h| h.name.replace(' ', "") == args[0])
+            else {
+                return Err(Error::new_spanned(
+                    directive(m),
+                    format!("`{}` is not a func", args[0]),
+                ));
+            };
+            if g == f {
+                return Err(Error::new_spanned(
+                    directive(m),
+                    "a func cannot be computed or stored inside its own loops",
+                ));
+            }
+            if name == "compute_at" {
+                fs.compute = ComputeLevel::At {
+                    func: g,
+                    var: args[1].clone(),
+                };
+                fs.at_tokens = Some(directive(m));
+            } else {
+                fs.store = Some((g, args[1].clone()));
+            }
             Ok(())
         }
         "compute_inline" => {

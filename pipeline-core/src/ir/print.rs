@@ -108,12 +108,24 @@ impl Names<'_> {
         let pad = "  ".repeat(indent);
         let p = self.pipeline;
         match s {
-            Stmt::Allocate { func, body } => {
+            Stmt::Allocate { func, region, body } => {
                 let f = &p.funcs[*func];
+                let dims: Vec<String> = region
+                    .iter()
+                    .map(|(lo, hi)| {
+                        format!(
+                            "{}..={}",
+                            self.expr(lo, None, None),
+                            self.expr(hi, None, None)
+                        )
+                    })
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "{pad}allocate {}[{}] over its realized region {{",
-                    f.name, f.ty
+                    "{pad}allocate {}[{}] over [{}] {{",
+                    f.name,
+                    f.ty,
+                    dims.join(", ")
                 );
                 self.stmt(body, indent + 1, out);
                 let _ = writeln!(out, "{pad}}}");
@@ -142,6 +154,15 @@ impl Names<'_> {
                 );
                 self.stmt(body, indent + 1, out);
                 let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::LetSym { sym, value, body } => {
+                let name = self
+                    .syms
+                    .get(*sym)
+                    .cloned()
+                    .unwrap_or_else(|| format!("s{sym}"));
+                let _ = writeln!(out, "{pad}let {name} = {}", self.expr(value, None, None));
+                self.stmt(body, indent, out);
             }
             Stmt::LetCoord { coord, value, body } => {
                 let name = match *coord {

@@ -35,10 +35,12 @@ pub struct Slab {
 /// A lowered statement.
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    /// A buffer for `func` over its realized region, live during `body`.
+    /// A buffer for `func` over `region`, live during `body`.
     Allocate {
         /// The func stored.
         func: FuncId,
+        /// Inclusive `(min, max)` per dimension (i64).
+        region: Vec<(Expr, Expr)>,
         /// Where it is used.
         body: Box<Stmt>,
     },
@@ -55,6 +57,15 @@ pub enum Stmt {
         /// For a parallel loop: what each iteration writes.
         slab: Option<Slab>,
         /// The body.
+        body: Box<Stmt>,
+    },
+    /// Binds a bounds symbol (i64) for `body`.
+    LetSym {
+        /// The symbol (numbered after the global bounds program's).
+        sym: super::expr::SymId,
+        /// Its value.
+        value: Expr,
+        /// Where it is visible.
         body: Box<Stmt>,
     },
     /// Binds a definition's coordinate (as i32) for `body`.
@@ -101,7 +112,9 @@ impl Stmt {
         match self {
             Stmt::For { var, .. } => Some(var.func),
             Stmt::Store { func, .. } => Some(*func),
-            Stmt::LetCoord { body, .. } | Stmt::If { body, .. } => body.stage_func(),
+            Stmt::LetCoord { body, .. } | Stmt::If { body, .. } | Stmt::LetSym { body, .. } => {
+                body.stage_func()
+            }
             _ => None,
         }
     }

@@ -27,8 +27,9 @@ pub fn inline(p: &Pipeline, sched: &Schedule) -> (Pipeline, Vec<FuncId>) {
             .copied()
             .find(|&f| match sched.funcs[f].compute {
                 ComputeLevel::Inline => !p.outputs.contains(&f) && p.funcs[f].updates.is_empty(),
-                ComputeLevel::Root => false,
-                ComputeLevel::Default => qualifies(&p, f),
+                ComputeLevel::Root | ComputeLevel::At { .. } => false,
+                // A func whose loops host another func's computation keeps them.
+                ComputeLevel::Default => qualifies(&p, f) && !sched.is_compute_target(f),
             });
         let Some(f) = candidate else { break };
         let body = p.funcs[f].pure.clone();

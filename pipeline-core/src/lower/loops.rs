@@ -1,30 +1,35 @@
-//! Loop synthesis: every live func is computed over its whole realized
-//! region before its consumers run (Halide's `compute_root`), its pure stage
-//! with the loop nest its schedule asks for (splits, order, parallel,
-//! vectorized and unrolled loops), its updates serially in definition order.
+//! Loop synthesis: the loop nests of every stage, following the schedule.
 //!
-//! Runs after inlining and bounds inference; the loops' bounds come from the
-//! bounds program's symbols. A split of a dimension of extent `e` by `n` runs
-//! `ceil(e / n)` outer iterations; the last one is shifted inwards (it
-//! recomputes a few points) when the stage is pure, `e >= n` and no loop of
-//! that dimension runs in parallel, and every store is guarded by its
-//! coordinate lying inside the region otherwise.
+//! Funcs computed at root get their whole realized region before their
+//! consumers run. A func scheduled `compute_at(g, v)` is computed inside loop
+//! `v` of `g`'s pure stage, over the region that one iteration of `v` needs:
+//! interval analysis of `g`'s reads with the loops inside `v` ranging over
+//! their bounds and the loops outside fixed, clipped to the func's global
+//! region (so no input is read beyond what the entry checked). The region is
+//! bound to fresh symbols at the top of `v`'s body, followed by an allocation
+//! and the func's own loop nest (which may host further funcs).
 //!
-//! **Guarantee:** every store of a stage lies in the func's realized region,
-//! and the iterations of a parallel loop write disjoint slabs of one
-//! dimension.
+//! Each stage's loops follow its schedule: a split of a dimension of extent
+//! `e` by `n` runs `ceil(e / n)` outer iterations; the last is shifted inwards
+//! (recomputing a few points) when the stage is pure, `e >= n` and no loop of
+//! that dimension runs in parallel; every store is guarded by its coordinate
+//! lying inside the region otherwise. Updates run serially, reduction
+//! variables innermost.
+//!
+//! **Guarantee:** every store lies in the region allocated for its func, and
+//! the iterations of a parallel loop write disjoint slabs of one dimension.
 //!
 //! ```text
-//! out.split(y, yo, yi, 32).parallel(yo)
-//!   => parallel for out.yo in 0..=ceil(e / 32) - 1 {   // slab of 32 rows each
-//!        for out.yi in 0..=31 { for out.x in .. {
-//!          let y = out.min.y + out.yo * 32 + out.yi; if y - out.min.y < e { out(x, y) = .. } } } }
+//! blur_x.compute_at(out, yo); out.split(y, yo, yi, 8)
+//!   => for out.yo { let blur_x.min.y = ..; allocate blur_x { for blur_x.y { .. }
+//!                   for out.yi { for out.x { out(x, y) = blur_x(..) } } } }
 //! ```
 
-use crate::analysis::bounds::BoundsProgram;
+use crate::analysis::bounds::{demand, BoundsProgram};
+use crate::analysis::interval::{visit_loads, Interval, Scope};
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
-use crate::schedule::{LoopKind, Schedule, StageSchedule};
+use crate::schedule::{ComputeLevel, LoopKind, Schedule, StageSchedule};
 use std::collections::HashMap;
 
 /// Whether an output func is computed straight into the caller's buffer
@@ -33,15 +38,46 @@ pub fn writes_output_directly(p: &Pipeline, f: FuncId) -> bool {
     p.funcs[f].updates.is_empty() && p.consumers(f).is_empty()
 }
 
+/// A schedule that cannot be honoured: the message and the directive's tokens.
+pub struct ScheduleError {
+    /// The `compute_at` directive at fault.
+    pub tokens: Option<proc_macro2::TokenStream>,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// The loop nest of the whole pipeline, and the names of the symbols it
+/// binds beyond the global bounds program.
+pub struct Synthesized {
+    /// The statement tree.
+    pub body: Stmt,
+    /// Names of the local symbols, numbered from `b.syms.len()`.
+    pub local_syms: Vec<String>,
+}
+
 /// Builds the loop nest of the whole pipeline.
-pub fn synthesize(p: &Pipeline, b: &BoundsProgram, sched: &Schedule) -> Stmt {
+pub fn synthesize(
+    p: &Pipeline,
+    b: &BoundsProgram,
+    sched: &Schedule,
+) -> Result<Synthesized, ScheduleError> {
+    validate(p, sched)?;
+    let mut l = Lowerer {
+        p,
+        b,
+        sched,
+        local_syms: Vec::new(),
+    };
     let live = p.live_funcs();
+    let at_root: Vec<FuncId> = live
+        .iter()
+        .copied()
+        .filter(|&f| !matches!(sched.funcs[f].compute, ComputeLevel::At { .. }))
+        .collect();
     let mut stages = Vec::new();
-    for &f in &live {
-        stages.push(pure_stage(p, b, f, &sched.funcs[f].pure));
-        for k in 0..p.funcs[f].updates.len() {
-            stages.push(update_stage(p, b, f, k));
-        }
+    for &f in &at_root {
+        let region = global_region(b, f);
+        stages.extend(l.stages(f, &region));
     }
     for (k, &f) in p.outputs.iter().enumerate() {
         if !writes_output_directly(p, f) {
@@ -49,15 +85,95 @@ pub fn synthesize(p: &Pipeline, b: &BoundsProgram, sched: &Schedule) -> Stmt {
         }
     }
     let mut body = Stmt::Block(stages);
-    for &f in live.iter().rev() {
+    for &f in at_root.iter().rev() {
         if !p.outputs.contains(&f) || !writes_output_directly(p, f) {
             body = Stmt::Allocate {
                 func: f,
+                region: global_region(b, f),
                 body: Box::new(body),
             };
         }
     }
-    body
+    Ok(Synthesized {
+        body,
+        local_syms: l.local_syms,
+    })
+}
+
+fn global_region(b: &BoundsProgram, f: FuncId) -> Vec<(Expr, Expr)> {
+    b.realized[f]
+        .iter()
+        .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+        .collect()
+}
+
+/// Checks that every `compute_at` can be honoured on the inlined pipeline.
+fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
+    let live = p.live_funcs();
+    for &f in &live {
+        let fs = &sched.funcs[f];
+        let ComputeLevel::At { func: g, var } = &fs.compute else {
+            continue;
+        };
+        let fail = |message: String| ScheduleError {
+            tokens: fs.at_tokens.clone(),
+            message,
+        };
+        let (fname, gname) = (&p.funcs[f].name, &p.funcs[*g].name);
+        if !live.contains(g) || matches!(sched.funcs[*g].compute, ComputeLevel::Inline) {
+            return Err(fail(format!("`{gname}` is inlined, so it has no loops to compute `{fname}` in; schedule `{gname}.compute_root()`")));
+        }
+        if p.outputs.contains(&f) {
+            return Err(fail(format!(
+                "`{fname}` is an output: it is computed at root"
+            )));
+        }
+        if !p.funcs[f].updates.is_empty() {
+            return Err(fail(format!(
+                "`{fname}` has update definitions, which can only be computed at root for now"
+            )));
+        }
+        if sched.funcs[*g].pure.position(var).is_none() {
+            let loops: Vec<&str> = sched.funcs[*g]
+                .pure
+                .dims
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect();
+            return Err(fail(format!(
+                "`{var}` is not a loop of `{gname}` (its loops, innermost first: {})",
+                loops.join(", ")
+            )));
+        }
+        for c in p.consumers(f) {
+            let same_level = matches!(&sched.funcs[c].compute, ComputeLevel::At { func, var: v } if func == g && v == var);
+            if c != *g && !same_level {
+                return Err(fail(format!(
+                    "`{fname}` is also read by `{}`, which does not run inside loop `{var}` of `{gname}`: compute `{fname}` at root, or compute `{}` at the same loop",
+                    p.funcs[c].name, p.funcs[c].name
+                )));
+            }
+        }
+        if p.funcs[*g].updates.iter().any(|u| {
+            u.value.any(
+                &mut |n| matches!(n.kind, ExprKind::Load { source: Source::Func(h), .. } if h == f),
+            )
+        }) {
+            return Err(fail(format!("an update of `{gname}` reads `{fname}`, but updates run outside `{gname}`'s pure loops: compute `{fname}` at root")));
+        }
+        if let Some((h, w)) = &fs.store {
+            let enclosing = h == g && {
+                let st = &sched.funcs[*g].pure;
+                matches!((st.position(w), st.position(var)), (Some(a), Some(b)) if a >= b)
+            };
+            if !enclosing {
+                return Err(fail(format!(
+                    "store_at must name `{gname}` and a loop at or outside `{var}`: storage cannot live inside the loop that computes `{fname}`"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn i64c(v: i64) -> Expr {
@@ -77,168 +193,333 @@ fn extent_of(lo: &Expr, hi: &Expr) -> Expr {
     )
 }
 
-fn pure_stage(p: &Pipeline, b: &BoundsProgram, f: FuncId, st: &StageSchedule) -> Stmt {
-    let func = &p.funcs[f];
-    let region: Vec<(Expr, Expr)> = b.realized[f]
-        .iter()
-        .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
-        .collect();
-    let loop_var = |name: &str| LoopVar {
-        func: f,
-        stage: 0,
-        name: name.to_string(),
-    };
-    let root_dim = |name: &str| st.roots.iter().position(|r| r == name);
+/// One loop of a stage, before it wraps its body.
+struct Loop {
+    var: LoopVar,
+    min: Expr,
+    max: Expr,
+    kind: LoopKind,
+    slab: Option<Slab>,
+}
 
-    // Extents of every variable, roots first, then through the splits.
-    let mut extent: HashMap<&str, Expr> = HashMap::new();
-    for (d, r) in st.roots.iter().enumerate() {
-        extent.insert(r, extent_of(&region[d].0, &region[d].1));
-    }
-    for s in &st.splits {
-        let e = extent[s.old.as_str()].clone();
-        let n = i64c(s.factor);
-        extent.insert(
-            &s.outer,
-            bin(
-                BinOp::Div,
-                bin(BinOp::Add, e, i64c(s.factor - 1)),
-                n.clone(),
-            ),
-        );
-        extent.insert(&s.inner, n);
-    }
-    let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
+struct Lowerer<'a> {
+    p: &'a Pipeline,
+    b: &'a BoundsProgram,
+    sched: &'a Schedule,
+    local_syms: Vec<String>,
+}
 
-    // A variable's value: a loop's own value, or the sum its split defines.
-    // Roots are absolute coordinates, every other variable counts from 0.
-    let mut guards = Vec::new();
-    fn value(
-        name: &str,
-        st: &StageSchedule,
-        region: &[(Expr, Expr)],
-        extent: &HashMap<&str, Expr>,
-        kind_of: &dyn Fn(&str) -> Option<LoopKind>,
-        loop_var: &dyn Fn(&str) -> LoopVar,
-        guards: &mut Vec<Expr>,
-    ) -> Expr {
-        if kind_of(name).is_some() {
-            return Expr::new(ExprKind::Loop(loop_var(name)), Type::I64);
+impl Lowerer<'_> {
+    fn new_sym(&mut self, name: String) -> SymId {
+        self.local_syms.push(name);
+        self.b.syms.len() + self.local_syms.len() - 1
+    }
+
+    /// The stages of `f` computed over `region`.
+    fn stages(&mut self, f: FuncId, region: &[(Expr, Expr)]) -> Vec<Stmt> {
+        let mut out = vec![self.pure_stage(f, region)];
+        for k in 0..self.p.funcs[f].updates.len() {
+            out.push(update_stage(self.p, self.b, f, k));
         }
-        let s = st
-            .splits
+        out
+    }
+
+    fn pure_stage(&mut self, f: FuncId, region: &[(Expr, Expr)]) -> Stmt {
+        let p = self.p;
+        let func = &p.funcs[f];
+        let st = &self.sched.funcs[f].pure;
+        let loop_var = |name: &str| LoopVar {
+            func: f,
+            stage: 0,
+            name: name.to_string(),
+        };
+        let root_dim = |name: &str| st.roots.iter().position(|r| r == name);
+
+        // Extents of every variable, roots first (bound to symbols at the top
+        // of the stage), then through the splits.
+        let mut extent: HashMap<&str, Expr> = HashMap::new();
+        let mut extent_syms = Vec::new();
+        for (d, r) in st.roots.iter().enumerate() {
+            let s = self.new_sym(format!("{}.extent.{}", func.name, func.vars[d]));
+            extent_syms.push((s, simplify(&extent_of(&region[d].0, &region[d].1))));
+            extent.insert(r, Expr::sym(s));
+        }
+        for s in &st.splits {
+            let e = extent[s.old.as_str()].clone();
+            extent.insert(
+                &s.outer,
+                bin(
+                    BinOp::Div,
+                    bin(BinOp::Add, e, i64c(s.factor - 1)),
+                    i64c(s.factor),
+                ),
+            );
+            extent.insert(&s.inner, i64c(s.factor));
+        }
+        let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
+        let mut guards = Vec::new();
+        let coords: Vec<Expr> = st
+            .roots
             .iter()
-            .find(|s| s.old == name)
-            .expect("a variable is a loop or was split");
-        let outer = value(&s.outer, st, region, extent, kind_of, loop_var, guards);
-        let inner = value(&s.inner, st, region, extent, kind_of, loop_var, guards);
-        let e = extent[name].clone();
-        let n = i64c(s.factor);
-        let plain = bin(BinOp::Mul, outer, n.clone());
-        let parallel_below = descendants(st, name).any(|v| kind_of(v) == Some(LoopKind::Parallel));
-        let offset = if parallel_below {
-            plain
-        } else {
-            // Shift the last iteration inwards when the extent allows it.
-            Expr::select(
-                bin(BinOp::Ge, e.clone(), n.clone()),
-                bin(BinOp::Min, plain.clone(), bin(BinOp::Sub, e.clone(), n)),
-                plain,
-            )
+            .map(|r| {
+                simplify(&value(
+                    r,
+                    st,
+                    region,
+                    &extent,
+                    &kind_of,
+                    &loop_var,
+                    &mut guards,
+                ))
+            })
+            .collect();
+
+        let loops: Vec<Loop> = st
+            .dims
+            .iter()
+            .map(|dim| {
+                let (min, max, slab) = match root_dim(&dim.name) {
+                    Some(d) => (
+                        region[d].0.clone(),
+                        region[d].1.clone(),
+                        Some(Slab {
+                            func: f,
+                            dim: d,
+                            start: region[d].0.clone(),
+                            step: 1,
+                        }),
+                    ),
+                    None => {
+                        let e = extent[dim.name.as_str()].clone();
+                        let parent = st.split_creating_outer(&dim.name);
+                        let slab = parent.and_then(|s| {
+                            root_dim(&s.old).map(|d| Slab {
+                                func: f,
+                                dim: d,
+                                start: region[d].0.clone(),
+                                step: s.factor,
+                            })
+                        });
+                        (i64c(0), simplify(&bin(BinOp::Sub, e, i64c(1))), slab)
+                    }
+                };
+                let parallel = dim.kind == LoopKind::Parallel && slab.is_some();
+                Loop {
+                    var: loop_var(&dim.name),
+                    min,
+                    max,
+                    kind: if dim.kind == LoopKind::Parallel && !parallel {
+                        LoopKind::Serial
+                    } else {
+                        dim.kind
+                    },
+                    slab: if parallel { slab } else { None },
+                }
+            })
+            .collect();
+
+        let args: Vec<Expr> = (0..func.dims())
+            .map(|d| Expr::new(ExprKind::Var(d), Type::I32))
+            .collect();
+        let mut body = Stmt::Store {
+            func: f,
+            update: None,
+            args,
+            value: func.pure.clone(),
         };
-        let rel = bin(BinOp::Add, offset, inner);
-        guards.push(bin(BinOp::Lt, rel.clone(), e));
-        match st.roots.iter().position(|r| r == name) {
-            Some(d) => bin(BinOp::Add, region[d].0.clone(), rel),
-            None => rel,
+        if let Some(g) = guards.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
+            body = Stmt::If {
+                cond: simplify(&g),
+                body: Box::new(body),
+            };
         }
+        for (d, c) in coords.iter().enumerate().rev() {
+            body = Stmt::LetCoord {
+                coord: Coord::Pure(f, d),
+                value: c.clone(),
+                body: Box::new(body),
+            };
+        }
+        for (i, lp) in loops.iter().enumerate() {
+            // Funcs computed at this loop come first in its body.
+            let hosted: Vec<FuncId> = p
+                .live_funcs()
+                .into_iter()
+                .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && *var == lp.var.name))
+                .collect();
+            if !hosted.is_empty() {
+                let inner: Vec<(LoopVar, Interval)> = loops[..i]
+                    .iter()
+                    .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
+                    .collect();
+                body = self.host(f, &coords, inner, &hosted, body);
+            }
+            body = Stmt::For {
+                var: lp.var.clone(),
+                min: lp.min.clone(),
+                max: lp.max.clone(),
+                kind: lp.kind,
+                slab: lp.slab.clone(),
+                body: Box::new(body),
+            };
+        }
+        for (s, v) in extent_syms.into_iter().rev() {
+            body = Stmt::LetSym {
+                sym: s,
+                value: v,
+                body: Box::new(body),
+            };
+        }
+        body
     }
 
-    let args: Vec<Expr> = (0..func.dims())
-        .map(|d| Expr::new(ExprKind::Var(d), Type::I32))
-        .collect();
-    let coords: Vec<Expr> = st
-        .roots
-        .iter()
-        .map(|r| {
-            simplify(&value(
-                r,
-                st,
-                &region,
-                &extent,
-                &kind_of,
-                &loop_var,
-                &mut guards,
-            ))
-        })
-        .collect();
-    let mut body = Stmt::Store {
-        func: f,
-        update: None,
-        args,
-        value: func.pure.clone(),
-    };
-    if let Some(g) = guards.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
-        body = Stmt::If {
-            cond: simplify(&g),
-            body: Box::new(body),
+    /// Wraps `body` (the inside of one of `f`'s loops) with the computation
+    /// of the `hosted` funcs over what the loops inside need.
+    fn host(
+        &mut self,
+        f: FuncId,
+        coords: &[Expr],
+        inner: Vec<(LoopVar, Interval)>,
+        hosted: &[FuncId],
+        body: Stmt,
+    ) -> Stmt {
+        let p = self.p;
+        let values = crate::analysis::bounds::func_value_bounds(p);
+        let value_of = |g: FuncId| values[g].clone();
+        // The consumer's coordinates over the loops inside this one.
+        let loop_scope = Scope {
+            loops: inner,
+            ..Scope::new(vec![], vec![], &value_of)
         };
-    }
-    for (d, c) in coords.into_iter().enumerate().rev() {
-        body = Stmt::LetCoord {
-            coord: Coord::Pure(f, d),
-            value: c,
-            body: Box::new(body),
-        };
-    }
-    for dim in &st.dims {
-        let (min, max, slab) = match root_dim(&dim.name) {
-            Some(d) => (
-                region[d].0.clone(),
-                region[d].1.clone(),
-                Slab {
-                    func: f,
-                    dim: d,
-                    start: region[d].0.clone(),
-                    step: 1,
-                },
-            ),
-            None => {
-                let e = extent[dim.name.as_str()].clone();
-                let parent = st.split_creating_outer(&dim.name);
-                let slab = parent.and_then(|s| root_dim(&s.old)).map(|d| Slab {
-                    func: f,
-                    dim: d,
-                    start: region[d].0.clone(),
-                    step: parent.unwrap().factor,
+        let consumer_vars: Vec<Interval> = coords
+            .iter()
+            .map(|c| crate::analysis::interval::bounds_of(c, &loop_scope))
+            .collect();
+        let mut regions: HashMap<FuncId, Vec<(SymId, SymId)>> = HashMap::new();
+        let mut lets: Vec<(SymId, Expr)> = Vec::new();
+        for &h in hosted.iter().rev() {
+            let dims = p.funcs[h].dims();
+            let mut demands: Vec<Vec<(Expr, Expr)>> = Vec::new();
+            let mut collect = |reader: FuncId, vars: Vec<Interval>| {
+                let scope = Scope::new(vars, vec![], &value_of);
+                visit_loads(&p.funcs[reader].pure, &scope, &mut |n| {
+                    if let ExprKind::Load {
+                        source: Source::Func(g),
+                        args,
+                        ..
+                    } = &n.kind
+                    {
+                        if *g == h {
+                            demands.push(demand(args, &scope, &Expr::bool(true), dims));
+                        }
+                    }
                 });
-                (
-                    i64c(0),
-                    simplify(&bin(BinOp::Sub, e, i64c(1))),
-                    slab.unwrap_or(Slab {
-                        func: f,
-                        dim: 0,
-                        start: i64c(0),
-                        step: 0,
-                    }),
-                )
+            };
+            collect(f, consumer_vars.clone());
+            for (&g, r) in &regions {
+                let vars = r
+                    .iter()
+                    .map(|&(lo, hi)| Interval::new(Expr::sym(lo), Expr::sym(hi)))
+                    .collect();
+                collect(g, vars);
             }
-        };
-        let parallel = dim.kind == LoopKind::Parallel && slab.step > 0;
-        body = Stmt::For {
-            var: loop_var(&dim.name),
-            min,
-            max,
-            kind: if parallel || dim.kind != LoopKind::Parallel {
-                dim.kind
-            } else {
-                LoopKind::Serial
-            },
-            slab: parallel.then_some(slab),
-            body: Box::new(body),
-        };
+            let global = &self.b.realized[h];
+            let mut syms = Vec::new();
+            for d in 0..dims {
+                let lo = demands.iter().fold(Expr::i64(i64::MAX as i128), |a, dm| {
+                    bin(BinOp::Min, a, dm[d].0.clone())
+                });
+                let hi = demands.iter().fold(Expr::i64(i64::MIN as i128), |a, dm| {
+                    bin(BinOp::Max, a, dm[d].1.clone())
+                });
+                // Never more than the global region, which the entry checked.
+                let lo = bin(BinOp::Max, lo, Expr::sym(global[d].0));
+                let hi = bin(BinOp::Min, hi, Expr::sym(global[d].1));
+                let var = &p.funcs[h].vars[d];
+                let (slo, shi) = (
+                    self.new_sym(format!("{}.min.{var}", p.funcs[h].name)),
+                    self.new_sym(format!("{}.max.{var}", p.funcs[h].name)),
+                );
+                lets.push((slo, simplify(&lo)));
+                lets.push((shi, simplify(&hi)));
+                syms.push((slo, shi));
+            }
+            regions.insert(h, syms);
+        }
+        // Produce in definition order, then run the loop's own body.
+        let mut stages = Vec::new();
+        for &h in hosted {
+            let region: Vec<(Expr, Expr)> = regions[&h]
+                .iter()
+                .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+                .collect();
+            stages.extend(self.stages(h, &region));
+        }
+        stages.push(body);
+        let mut out = Stmt::Block(stages);
+        for &h in hosted.iter().rev() {
+            out = Stmt::Allocate {
+                func: h,
+                region: regions[&h]
+                    .iter()
+                    .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+                    .collect(),
+                body: Box::new(out),
+            };
+        }
+        // Regions were computed consumers first; bind them in that order too.
+        for (s, v) in lets.into_iter().rev() {
+            out = Stmt::LetSym {
+                sym: s,
+                value: v,
+                body: Box::new(out),
+            };
+        }
+        out
     }
-    body
+}
+
+/// A variable's value: a loop's own value, or the sum its split defines.
+/// Roots are absolute coordinates, every other variable counts from 0.
+fn value(
+    name: &str,
+    st: &StageSchedule,
+    region: &[(Expr, Expr)],
+    extent: &HashMap<&str, Expr>,
+    kind_of: &dyn Fn(&str) -> Option<LoopKind>,
+    loop_var: &dyn Fn(&str) -> LoopVar,
+    guards: &mut Vec<Expr>,
+) -> Expr {
+    if kind_of(name).is_some() {
+        return Expr::new(ExprKind::Loop(loop_var(name)), Type::I64);
+    }
+    let s = st
+        .splits
+        .iter()
+        .find(|s| s.old == name)
+        .expect("a variable is a loop or was split");
+    let outer = value(&s.outer, st, region, extent, kind_of, loop_var, guards);
+    let inner = value(&s.inner, st, region, extent, kind_of, loop_var, guards);
+    let e = extent[name].clone();
+    let n = i64c(s.factor);
+    let plain = bin(BinOp::Mul, outer, n.clone());
+    let parallel_below = descendants(st, name).any(|v| kind_of(v) == Some(LoopKind::Parallel));
+    let offset = if parallel_below {
+        plain
+    } else {
+        // Shift the last iteration inwards when the extent allows it.
+        Expr::select(
+            bin(BinOp::Ge, e.clone(), n.clone()),
+            bin(BinOp::Min, plain.clone(), bin(BinOp::Sub, e.clone(), n)),
+            plain,
+        )
+    };
+    let rel = bin(BinOp::Add, offset, inner);
+    guards.push(bin(BinOp::Lt, rel.clone(), e));
+    match st.roots.iter().position(|r| r == name) {
+        Some(d) => bin(BinOp::Add, region[d].0.clone(), rel),
+        None => rel,
+    }
 }
 
 /// The variables a split tree produces below `name`.

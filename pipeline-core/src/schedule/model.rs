@@ -161,7 +161,7 @@ impl StageSchedule {
 }
 
 /// Where a func is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComputeLevel {
     /// Decided by the inlining pass (inlined if read once at the same point).
     Default,
@@ -169,10 +169,18 @@ pub enum ComputeLevel {
     Inline,
     /// Computed entirely before its consumers.
     Root,
+    /// Computed inside loop `var` of consumer `func`'s pure stage, over the
+    /// region one iteration of that loop needs.
+    At {
+        /// The consumer.
+        func: FuncId,
+        /// The consumer's loop.
+        var: String,
+    },
 }
 
 /// The schedule of one func.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct FuncSchedule {
     /// Where it is computed.
     pub compute: ComputeLevel,
@@ -180,10 +188,15 @@ pub struct FuncSchedule {
     pub pure: StageSchedule,
     /// The directives a `schedule` block gave it, as written (for `SCHEDULE`).
     pub written: Vec<String>,
+    /// `store_at(func, var)`, when given (checked against the compute level;
+    /// storage then lives at the compute level until sliding windows land).
+    pub store: Option<(FuncId, String)>,
+    /// The tokens of its `compute_at` directive, for errors found in lowering.
+    pub at_tokens: Option<proc_macro2::TokenStream>,
 }
 
 /// The schedule of a pipeline, indexed by func.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Schedule {
     /// One entry per func of the pipeline.
     pub funcs: Vec<FuncSchedule>,
@@ -207,6 +220,8 @@ impl Schedule {
                         compute: ComputeLevel::Default,
                         pure,
                         written: Vec::new(),
+                        store: None,
+                        at_tokens: None,
                     }
                 })
                 .collect(),
@@ -216,5 +231,12 @@ impl Schedule {
     /// The schedule of func `f`.
     pub fn func(&self, f: FuncId) -> &FuncSchedule {
         &self.funcs[f]
+    }
+
+    /// True when some func is computed at a loop of `f`.
+    pub fn is_compute_target(&self, f: FuncId) -> bool {
+        self.funcs
+            .iter()
+            .any(|s| matches!(&s.compute, ComputeLevel::At { func, .. } if *func == f))
     }
 }
