@@ -42,6 +42,7 @@ mod error;
 mod interop;
 mod layout;
 mod region;
+mod trace;
 mod view;
 mod view_mut;
 
@@ -53,5 +54,6 @@ pub use element::Element;
 pub use error::Error;
 pub use pipeline_macros::pipeline;
 pub use region::Region;
+pub use trace::{record_allocations, Allocation};
 pub use view::{AsView, View};
 pub use view_mut::{AsViewMut, ViewMut};

@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! rt::check_input("input", &input, [-1, -1], [w, h])?;       // needs [-1, w] x [-1, h]
-//! let mut blur_x = rt::alloc::<u32, 2>("blur_x", [0, -1], [w - 1, h])?;
+//! let mut blur_x = rt::alloc::<u32, 2>("blur", "blur_x", [0, -1], [w - 1, h])?;
 //! rt::par_split(out.as_view_mut(), 1, |strip| { /* loops over strip.region() */ });
 //! ```
 
@@ -74,6 +74,7 @@ pub fn check_input<T: Element, const N: usize>(
 /// dimension does not fit in `i32`, the element count overflows, or the memory
 /// cannot be had: a pipeline reports that as an error rather than aborting.
 pub fn alloc<T: Element, const N: usize>(
+    pipeline: &'static str,
     func: &'static str,
     min: [i64; N],
     max: [i64; N],
@@ -91,6 +92,7 @@ pub fn alloc<T: Element, const N: usize>(
         }
     }
     let count = element_count(shape).ok_or_else(too_large)?;
+    crate::trace::record(pipeline, func, count);
     let mut data = Vec::new();
     data.try_reserve_exact(count).map_err(|_| too_large())?;
     data.resize(count, T::default());
@@ -405,21 +407,21 @@ mod tests {
 
     #[test]
     fn alloc_sizes_from_inclusive_bounds() {
-        let b = alloc::<f32, 2>("blur_x", [-1, -1], [4, 2]).unwrap();
+        let b = alloc::<f32, 2>("test", "blur_x", [-1, -1], [4, 2]).unwrap();
         assert_eq!(b.shape(), [6, 4]);
         assert!(b.as_slice().iter().all(|&v| v == 0.0));
-        let empty = alloc::<u8, 3>("g", [0, 5, 0], [9, 4, i64::MAX]).unwrap_err();
+        let empty = alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, i64::MAX]).unwrap_err();
         // The third dimension is non-empty and outside i32.
         assert!(matches!(empty, Error::RegionTooLarge { func: "g", .. }));
-        let empty = alloc::<u8, 3>("g", [0, 5, 0], [9, 4, 9]).unwrap();
+        let empty = alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, 9]).unwrap();
         assert_eq!(empty.shape(), [10, 0, 10]);
         assert!(empty.is_empty());
-        assert_eq!(alloc::<u8, 0>("scalar", [], []).unwrap().len(), 1);
+        assert_eq!(alloc::<u8, 0>("test", "scalar", [], []).unwrap().len(), 1);
     }
 
     #[test]
     fn alloc_reports_regions_too_large() {
-        let err = alloc::<u8, 1>("f", [0], [1 << 40]).unwrap_err();
+        let err = alloc::<u8, 1>("test", "f", [0], [1 << 40]).unwrap_err();
         assert_eq!(
             err,
             Error::RegionTooLarge {
@@ -429,10 +431,10 @@ mod tests {
         );
         // Coordinates fit but the element count overflows usize.
         let m = i32::MAX as i64;
-        let err = alloc::<u64, 3>("big", [0, 0, 0], [m, m, m]).unwrap_err();
+        let err = alloc::<u64, 3>("test", "big", [0, 0, 0], [m, m, m]).unwrap_err();
         assert!(matches!(err, Error::RegionTooLarge { func: "big", .. }));
         // The count fits in usize but not in memory: try_reserve refuses.
-        let err = alloc::<u64, 2>("huge", [0, 0], [m, m]).unwrap_err();
+        let err = alloc::<u64, 2>("test", "huge", [0, 0], [m, m]).unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("`huge` would be computed over [0, 2147483648) x [0, 2147483648)"),

@@ -150,3 +150,100 @@ fn schedule_text_shows_the_directives_that_ran() {
     );
     assert!(tiled::LOWERED.contains("for out.xi"), "{}", tiled::LOWERED);
 }
+
+blur_with_schedule!(full_fusion_by_compute_at_every_pixel, {
+    blur_x.compute_at(out, x);
+});
+blur_with_schedule!(overlapping_tiles, {
+    out.tile(x, y, xo, yo, xi, yi, 16, 8).parallel(yo);
+    blur_x.compute_at(out, xo).vectorize(x, 8);
+});
+blur_with_schedule!(rows_computed_per_output_row_within_parallel_strips, {
+    out.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+    blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8);
+});
+blur_with_schedule!(strips_computed_per_strip, {
+    out.split(y, yo, yi, 16).parallel(yo);
+    blur_x.compute_at(out, yo).split(y, yo, yi, 4).parallel(yo);
+});
+
+pipeline! {
+    /// Three stages, each computed inside the next one's loops.
+    fn chain(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.mirror();
+        a(x, y) = c(x - 1, y) / 2 + c(x + 2, y) / 2;
+        b(x, y) = a(x, y - 2) / 2 + a(x + 1, y + 1) / 2;
+        out(x, y) = b(x - 1, y) / 2 + b(x, y + 3) / 2;
+        out
+    }
+    schedule chain {
+        out.split(y, yo, yi, 7).parallel(yo);
+        b.compute_at(out, yo).split(x, xo, xi, 5);
+        a.compute_at(b, xo);
+    }
+}
+
+#[test]
+fn nested_compute_at() {
+    check(chain::__SOURCE, "chain", |i, o| chain(i, o));
+    assert!(
+        chain::LOWERED.contains("allocate a[u16]"),
+        "{}",
+        chain::LOWERED
+    );
+}
+
+pipeline! {
+    fn rows_at_root(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule rows_at_root {
+        blur_x.compute_root();
+    }
+
+    fn rows_per_row(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule rows_per_row {
+        blur_x.compute_at(out, y);
+    }
+}
+
+#[test]
+fn compute_at_allocates_what_one_iteration_needs() {
+    let (w, h) = (40usize, 12usize);
+    let input = noise([w, h], 5, |s| s as u16);
+    let mut out = Buffer::<u16, 2>::new([w, h]);
+
+    let (r, allocs) = pipeline::record_allocations(|| rows_at_root(&input, &mut out));
+    r.unwrap();
+    let mine: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.pipeline == "rows_at_root")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(
+        mine,
+        vec![w * (h + 2)],
+        "at root: one buffer with a row of halo above and below"
+    );
+
+    let (r, allocs) = pipeline::record_allocations(|| rows_per_row(&input, &mut out));
+    r.unwrap();
+    let mine: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.pipeline == "rows_per_row")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(mine.len(), h, "one buffer per output row");
+    assert!(
+        mine.iter().all(|&n| n == 3 * w),
+        "three rows each: {mine:?}"
+    );
+}

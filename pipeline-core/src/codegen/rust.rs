@@ -339,6 +339,7 @@ impl Gen<'_> {
                 let ty = rust_type(f.ty);
                 let n = Literal::usize_unsuffixed(f.dims());
                 let name = &f.name;
+                let pipeline = &self.p.name;
                 let buf = format_ident!("__buf{}", func);
                 let lo: Vec<TokenStream> = region
                     .iter()
@@ -353,7 +354,7 @@ impl Gen<'_> {
                 self.origins.borrow_mut().insert(*func, lo.clone());
                 let body = self.stmt(body);
                 quote! {
-                    let mut #buf = ::pipeline::rt::alloc::<#ty, #n>(#name, #lo, #hi)?;
+                    let mut #buf = ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi)?;
                     #body
                 }
             }

@@ -322,6 +322,7 @@ fn apply(
                 fs.at_tokens = Some(directive(m));
             } else {
                 fs.store = Some((g, args[1].clone()));
+                fs.store_tokens = Some(directive(m));
             }
             Ok(())
         }

@@ -167,9 +167,12 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 matches!((st.position(w), st.position(var)), (Some(a), Some(b)) if a >= b)
             };
             if !enclosing {
-                return Err(fail(format!(
+                return Err(ScheduleError {
+                    tokens: fs.store_tokens.clone(),
+                    message: format!(
                     "store_at must name `{gname}` and a loop at or outside `{var}`: storage cannot live inside the loop that computes `{fname}`"
-                )));
+                    ),
+                });
             }
         }
     }

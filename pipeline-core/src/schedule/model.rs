@@ -193,6 +193,8 @@ pub struct FuncSchedule {
     pub store: Option<(FuncId, String)>,
     /// The tokens of its `compute_at` directive, for errors found in lowering.
     pub at_tokens: Option<proc_macro2::TokenStream>,
+    /// The tokens of its `store_at` directive.
+    pub store_tokens: Option<proc_macro2::TokenStream>,
 }
 
 /// The schedule of a pipeline, indexed by func.
@@ -222,6 +224,7 @@ impl Schedule {
                         written: Vec::new(),
                         store: None,
                         at_tokens: None,
+                        store_tokens: None,
                     }
                 })
                 .collect(),

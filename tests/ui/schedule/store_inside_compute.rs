@@ -1,0 +1,16 @@
+use pipeline::pipeline;
+
+pipeline! {
+    fn p(input: Image<u8, 2>) -> Image<u8, 2> {
+        blur(x, y) = input(x, y) / 2 + input(x + 1, y) / 2;
+        mid(x, y) = blur(x, y) / 2 + blur(x, y + 1) / 2;
+        out(x, y) = mid(x, y) / 2 + blur(x + 1, y) / 2;
+        out
+    }
+    schedule p {
+        out.split(y, yo, yi, 4);
+        blur.compute_at(out, yo).store_at(out, yi);
+    }
+}
+
+fn main() {}
