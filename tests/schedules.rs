@@ -247,3 +247,48 @@ fn compute_at_allocates_what_one_iteration_needs() {
         "three rows each: {mine:?}"
     );
 }
+
+pipeline! {
+    fn sliding(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule sliding {
+        out.split(y, yo, yi, 16).parallel(yo);
+        blur_x.store_at(out, yo).compute_at(out, yi);
+    }
+}
+
+#[test]
+fn sliding_window_with_folded_storage() {
+    // Each strip of 16 rows keeps blur_x in 4 rows (the 3-row window rounded up
+    // to a power of two), computing each row once.
+    assert!(
+        sliding::LOWERED.contains("folded mod 4"),
+        "{}",
+        sliding::LOWERED
+    );
+    assert!(
+        sliding::LOWERED.contains("blur_x.slide.min.y"),
+        "{}",
+        sliding::LOWERED
+    );
+    let (w, h) = (33usize, 40usize);
+    let input = noise([w, h], 11, |s| s as u16);
+    let mut out = Buffer::<u16, 2>::new([w, h]);
+    let (r, allocs) = pipeline::record_allocations(|| sliding(&input, &mut out));
+    r.unwrap();
+    let mine: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.pipeline == "sliding")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(
+        mine,
+        vec![4 * w; h.div_ceil(16)],
+        "one folded buffer of 4 rows per strip"
+    );
+    check(sliding::__SOURCE, "sliding", |i, o| sliding(i, o));
+}

@@ -138,9 +138,6 @@ fn schedule_text(
         if fs.written.iter().any(|d| d.starts_with("bound")) {
             s += "    // bound is checked but not applied yet\n";
         }
-        if fs.store.is_some() {
-            s += "    // store_at stores at the compute level until sliding windows land\n";
-        }
     }
     for &f in inlined {
         s += &format!("    {}.compute_inline();\n", checked.funcs[f].name);

@@ -98,6 +98,8 @@ struct Gen<'a> {
     readable: std::cell::RefCell<Vec<Ident>>,
     /// The first coordinate of the buffer of each func allocated so far.
     origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
+    /// The storage folding of each func allocated so far.
+    folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -141,9 +143,33 @@ impl Gen<'_> {
         }
     }
 
-    fn coords(&self, args: &[Expr], f: Option<FuncId>, k: Option<usize>) -> TokenStream {
-        let a: Vec<TokenStream> = args.iter().map(|a| self.expr(a, f, k)).collect();
-        quote!([#((#a) as i64),*])
+    /// The coordinates of a load or store of func `of` (None: an input),
+    /// inside the stage `k` of func `f`; folded dimensions wrap.
+    fn coords(
+        &self,
+        args: &[Expr],
+        of: Option<FuncId>,
+        f: Option<FuncId>,
+        k: Option<usize>,
+    ) -> TokenStream {
+        let folds = of
+            .and_then(|g| self.folds.borrow().get(&g).cloned())
+            .unwrap_or_default();
+        let a: Vec<TokenStream> = args
+            .iter()
+            .enumerate()
+            .map(|(d, a)| {
+                let e = self.expr(a, f, k);
+                match folds.get(d).copied().flatten() {
+                    Some(n) => {
+                        let n = Literal::i64_suffixed(n);
+                        quote!(((#e) as i64).rem_euclid(#n))
+                    }
+                    None => quote!((#e) as i64),
+                }
+            })
+            .collect();
+        quote!([#(#a),*])
     }
 
     /// Emits an expression inside the stage `update` of func `f`.
@@ -298,7 +324,11 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Load { source, args, .. } => {
-                let c = self.coords(args, f, k);
+                let of = match source {
+                    Source::Func(g) => Some(*g),
+                    Source::Input(_) => None,
+                };
+                let c = self.coords(args, of, f, k);
                 match source {
                     Source::Input(i) => {
                         let v = format_ident!("__in{}", i);
@@ -334,7 +364,13 @@ impl Gen<'_> {
 
     fn stmt(&self, s: &Stmt) -> TokenStream {
         match s {
-            Stmt::Allocate { func, region, body } => {
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } => {
+                self.folds.borrow_mut().insert(*func, fold.clone());
                 let f = &self.p.funcs[*func];
                 let ty = rust_type(f.ty);
                 let n = Literal::usize_unsuffixed(f.dims());
@@ -431,7 +467,7 @@ impl Gen<'_> {
                 value,
             } => {
                 let w = self.writer(*func);
-                let c = self.coords(args, Some(*func), *update);
+                let c = self.coords(args, Some(*func), Some(*func), *update);
                 let v = self.expr(value, Some(*func), *update);
                 quote!(#w.set(#c, #v);)
             }
@@ -516,6 +552,7 @@ pub fn generate(input: &Input) -> TokenStream {
         b,
         readable: std::cell::RefCell::new(readable),
         origins: Default::default(),
+        folds: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

@@ -11,9 +11,7 @@
 //!
 //! Whether a `compute_at` can be honoured depends on the whole schedule and on
 //! inlining, so loop synthesis checks it and reports at the directive.
-//! `store_at` is checked to enclose the compute level (storage stays at the
-//! compute level until sliding windows land); `bound` is checked only;
-//! `for cuda` blocks are checked only.
+//! `bound` is checked only; `for cuda` blocks are checked only.
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;

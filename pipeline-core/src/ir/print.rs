@@ -108,16 +108,23 @@ impl Names<'_> {
         let pad = "  ".repeat(indent);
         let p = self.pipeline;
         match s {
-            Stmt::Allocate { func, region, body } => {
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } => {
                 let f = &p.funcs[*func];
                 let dims: Vec<String> = region
                     .iter()
-                    .map(|(lo, hi)| {
-                        format!(
+                    .zip(fold)
+                    .map(|((lo, hi), fold)| match fold {
+                        Some(n) => format!("folded mod {n}"),
+                        None => format!(
                             "{}..={}",
                             self.expr(lo, None, None),
                             self.expr(hi, None, None)
-                        )
+                        ),
                     })
                     .collect();
                 let _ = writeln!(

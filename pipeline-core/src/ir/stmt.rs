@@ -39,8 +39,12 @@ pub enum Stmt {
     Allocate {
         /// The func stored.
         func: FuncId,
-        /// Inclusive `(min, max)` per dimension (i64).
+        /// Inclusive `(min, max)` per dimension (i64); `(0, n - 1)` for a
+        /// folded dimension.
         region: Vec<(Expr, Expr)>,
+        /// Per dimension, `Some(n)` when storage is folded: coordinate `c` is
+        /// stored at `c mod n` (a power of two).
+        fold: Vec<Option<i64>>,
         /// Where it is used.
         body: Box<Stmt>,
     },

@@ -67,6 +67,7 @@ pub fn synthesize(
         b,
         sched,
         local_syms: Vec::new(),
+        sliding: HashMap::new(),
     };
     let live = p.live_funcs();
     let at_root: Vec<FuncId> = live
@@ -90,6 +91,7 @@ pub fn synthesize(
             body = Stmt::Allocate {
                 func: f,
                 region: global_region(b, f),
+                fold: vec![None; p.funcs[f].dims()],
                 body: Box::new(body),
             };
         }
@@ -166,6 +168,22 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 let st = &sched.funcs[*g].pure;
                 matches!((st.position(w), st.position(var)), (Some(a), Some(b)) if a >= b)
             };
+            if enclosing {
+                let st = &sched.funcs[*g].pure;
+                let (inner_pos, outer_pos) = (st.position(var).unwrap(), st.position(w).unwrap());
+                if let Some(par) = st.dims[inner_pos..outer_pos]
+                    .iter()
+                    .find(|d| d.kind == LoopKind::Parallel)
+                {
+                    return Err(ScheduleError {
+                        tokens: fs.store_tokens.clone(),
+                        message: format!(
+                            "loop `{}` runs in parallel between where `{fname}` is stored (`{w}`) and where it is computed (`{var}`): its iterations would share the storage; store `{fname}` inside `{}` or make the loop serial",
+                            par.name, par.name
+                        ),
+                    });
+                }
+            }
             if !enclosing {
                 return Err(ScheduleError {
                     tokens: fs.store_tokens.clone(),
@@ -210,6 +228,8 @@ struct Lowerer<'a> {
     b: &'a BoundsProgram,
     sched: &'a Schedule,
     local_syms: Vec<String>,
+    /// Funcs computed with a sliding window, and the dimension that slides.
+    sliding: HashMap<FuncId, usize>,
 }
 
 impl Lowerer<'_> {
@@ -350,12 +370,11 @@ impl Lowerer<'_> {
                 .into_iter()
                 .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && *var == lp.var.name))
                 .collect();
-            if !hosted.is_empty() {
-                let inner: Vec<(LoopVar, Interval)> = loops[..i]
-                    .iter()
-                    .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
-                    .collect();
-                body = self.host(f, &coords, inner, &hosted, body);
+            let stores_here = p.live_funcs().into_iter().any(|h| {
+                matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && *w == lp.var.name)
+            });
+            if !hosted.is_empty() || stores_here {
+                body = self.host(f, &coords, &loops, i, body);
             }
             body = Stmt::For {
                 var: lp.var.clone(),
@@ -376,22 +395,28 @@ impl Lowerer<'_> {
         body
     }
 
-    /// Wraps `body` (the inside of one of `f`'s loops) with the computation
-    /// of the `hosted` funcs over what the loops inside need.
-    fn host(
+    /// The region of each of `funcs` that the loops inside one of `f`'s loops
+    /// need (`inner`: those loops and their ranges; every other loop is
+    /// fixed), bound to fresh symbols: `(lets, regions, values)`, where
+    /// `values` holds each bound's expression. Consumers are `f` and the other
+    /// funcs of `funcs` (computed at the same loop).
+    #[allow(clippy::type_complexity)]
+    fn regions(
         &mut self,
         f: FuncId,
         coords: &[Expr],
-        inner: Vec<(LoopVar, Interval)>,
-        hosted: &[FuncId],
-        body: Stmt,
-    ) -> Stmt {
+        inner: &[(LoopVar, Interval)],
+        funcs: &[FuncId],
+    ) -> (
+        Vec<(SymId, Expr)>,
+        HashMap<FuncId, Vec<(SymId, SymId)>>,
+        HashMap<FuncId, Vec<(Expr, Expr)>>,
+    ) {
         let p = self.p;
         let values = crate::analysis::bounds::func_value_bounds(p);
         let value_of = |g: FuncId| values[g].clone();
-        // The consumer's coordinates over the loops inside this one.
         let loop_scope = Scope {
-            loops: inner,
+            loops: inner.to_vec(),
             ..Scope::new(vec![], vec![], &value_of)
         };
         let consumer_vars: Vec<Interval> = coords
@@ -399,8 +424,9 @@ impl Lowerer<'_> {
             .map(|c| crate::analysis::interval::bounds_of(c, &loop_scope))
             .collect();
         let mut regions: HashMap<FuncId, Vec<(SymId, SymId)>> = HashMap::new();
+        let mut exprs: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::new();
         let mut lets: Vec<(SymId, Expr)> = Vec::new();
-        for &h in hosted.iter().rev() {
+        for &h in funcs.iter().rev() {
             let dims = p.funcs[h].dims();
             let mut demands: Vec<Vec<(Expr, Expr)>> = Vec::new();
             let mut collect = |reader: FuncId, vars: Vec<Interval>| {
@@ -428,6 +454,7 @@ impl Lowerer<'_> {
             }
             let global = &self.b.realized[h];
             let mut syms = Vec::new();
+            let mut values = Vec::new();
             for d in 0..dims {
                 let lo = demands.iter().fold(Expr::i64(i64::MAX as i128), |a, dm| {
                     bin(BinOp::Min, a, dm[d].0.clone())
@@ -436,50 +463,298 @@ impl Lowerer<'_> {
                     bin(BinOp::Max, a, dm[d].1.clone())
                 });
                 // Never more than the global region, which the entry checked.
-                let lo = bin(BinOp::Max, lo, Expr::sym(global[d].0));
-                let hi = bin(BinOp::Min, hi, Expr::sym(global[d].1));
+                let lo = simplify(&bin(BinOp::Max, lo, Expr::sym(global[d].0)));
+                let hi = simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1)));
                 let var = &p.funcs[h].vars[d];
                 let (slo, shi) = (
                     self.new_sym(format!("{}.min.{var}", p.funcs[h].name)),
                     self.new_sym(format!("{}.max.{var}", p.funcs[h].name)),
                 );
-                lets.push((slo, simplify(&lo)));
-                lets.push((shi, simplify(&hi)));
+                lets.push((slo, lo.clone()));
+                lets.push((shi, hi.clone()));
                 syms.push((slo, shi));
+                values.push((lo, hi));
             }
             regions.insert(h, syms);
+            exprs.insert(h, values);
         }
-        // Produce in definition order, then run the loop's own body.
-        let mut stages = Vec::new();
-        for &h in hosted {
-            let region: Vec<(Expr, Expr)> = regions[&h]
-                .iter()
-                .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
-                .collect();
-            stages.extend(self.stages(h, &region));
-        }
-        stages.push(body);
-        let mut out = Stmt::Block(stages);
-        for &h in hosted.iter().rev() {
-            out = Stmt::Allocate {
-                func: h,
-                region: regions[&h]
+        (lets, regions, exprs)
+    }
+
+    /// Wraps `body`, the inside of loop `loops[i]` of `f`, with what the
+    /// schedule puts there: the computation of the funcs computed at this
+    /// loop, and the storage of those stored here.
+    fn host(
+        &mut self,
+        f: FuncId,
+        coords: &[Expr],
+        loops: &[Loop],
+        i: usize,
+        mut body: Stmt,
+    ) -> Stmt {
+        let p = self.p;
+        let here = &loops[i].var.name;
+        let live = p.live_funcs();
+        let computed: Vec<FuncId> = live
+            .iter()
+            .copied()
+            .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && var == here))
+            .collect();
+        let stored_outside =
+            |h: FuncId| matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && w != here);
+        let stored: Vec<FuncId> = live
+            .iter()
+            .copied()
+            .filter(|&h| matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && w == here))
+            .filter(|&h| !computed.contains(&h))
+            .collect();
+        let inner: Vec<(LoopVar, Interval)> = loops[..i]
+            .iter()
+            .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
+            .collect();
+        if !computed.is_empty() {
+            let (lets, regions, values) = self.regions(f, coords, &inner, &computed);
+            let mut lets = lets;
+            // Sliding window: when a func is stored just outside this loop
+            // and its region moves monotonically with it, each iteration
+            // computes only what earlier iterations have not.
+            let this = Expr::new(ExprKind::Loop(loops[i].var.clone()), Type::I64);
+            let mut compute_region: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::new();
+            for &h in &computed {
+                let mut region: Vec<(Expr, Expr)> = regions[&h]
                     .iter()
                     .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
-                    .collect(),
-                body: Box::new(out),
-            };
+                    .collect();
+                let adjacent = loops.get(i + 1).is_some_and(|w| matches!(&self.sched.funcs[h].store, Some((g, v)) if *g == f && *v == w.var.name));
+                if adjacent && loops[i].kind != LoopKind::Parallel {
+                    if let Some(d) = sliding_dim(&values[&h], &loops[i].var) {
+                        let (_, hi) = &values[&h][d];
+                        let previous = substitute_loop(
+                            hi,
+                            &loops[i].var,
+                            &bin(BinOp::Sub, this.clone(), i64c(1)),
+                        );
+                        let lo = Expr::select(
+                            bin(BinOp::Eq, this.clone(), loops[i].min.clone()),
+                            Expr::sym(regions[&h][d].0),
+                            bin(
+                                BinOp::Max,
+                                Expr::sym(regions[&h][d].0),
+                                bin(BinOp::Add, previous, i64c(1)),
+                            ),
+                        );
+                        let s = self.new_sym(format!(
+                            "{}.slide.min.{}",
+                            p.funcs[h].name, p.funcs[h].vars[d]
+                        ));
+                        lets.push((s, simplify(&lo)));
+                        region[d].0 = Expr::sym(s);
+                        self.sliding.insert(h, d);
+                    }
+                }
+                compute_region.insert(h, region);
+            }
+            let mut stages = Vec::new();
+            for &h in &computed {
+                stages.extend(self.stages(h, &compute_region[&h]));
+            }
+            stages.push(body);
+            body = Stmt::Block(stages);
+            for &h in computed.iter().rev() {
+                if !stored_outside(h) {
+                    body = Stmt::Allocate {
+                        func: h,
+                        region: regions[&h]
+                            .iter()
+                            .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+                            .collect(),
+                        fold: vec![None; p.funcs[h].dims()],
+                        body: Box::new(body),
+                    };
+                }
+            }
+            // Regions were computed consumers first; the sliding minima last.
+            for (s, v) in lets.into_iter().rev() {
+                body = Stmt::LetSym {
+                    sym: s,
+                    value: v,
+                    body: Box::new(body),
+                };
+            }
         }
-        // Regions were computed consumers first; bind them in that order too.
-        for (s, v) in lets.into_iter().rev() {
-            out = Stmt::LetSym {
-                sym: s,
-                value: v,
-                body: Box::new(out),
-            };
+        if !stored.is_empty() {
+            // Storage for every iteration of the loops inside, folded along a
+            // sliding dimension to the power of two that covers one window.
+            let (lets, regions, _) = self.regions(f, coords, &inner, &stored);
+            for &h in stored.iter().rev() {
+                let mut region: Vec<(Expr, Expr)> = regions[&h]
+                    .iter()
+                    .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
+                    .collect();
+                let mut fold = vec![None; p.funcs[h].dims()];
+                if let Some(&d) = self.sliding.get(&h) {
+                    if let Some(window) = self.window(f, coords, loops, h, d) {
+                        let factor = (window as u64).next_power_of_two() as i64;
+                        fold[d] = Some(factor);
+                        region[d] = (i64c(0), i64c(factor - 1));
+                    }
+                }
+                body = Stmt::Allocate {
+                    func: h,
+                    region,
+                    fold,
+                    body: Box::new(body),
+                };
+            }
+            for (s, v) in lets.into_iter().rev() {
+                body = Stmt::LetSym {
+                    sym: s,
+                    value: v,
+                    body: Box::new(body),
+                };
+            }
         }
-        out
+        body
     }
+
+    /// The number of coordinates of dimension `d` of `h` that one iteration
+    /// of `h`'s compute loop reads, when it is a constant.
+    fn window(
+        &self,
+        f: FuncId,
+        coords: &[Expr],
+        loops: &[Loop],
+        h: FuncId,
+        d: usize,
+    ) -> Option<i128> {
+        let ComputeLevel::At { var, .. } = &self.sched.funcs[h].compute else {
+            return None;
+        };
+        let i = loops.iter().position(|l| l.var.name == *var)?;
+        let values = crate::analysis::bounds::func_value_bounds(self.p);
+        let value_of = |g: FuncId| values[g].clone();
+        let scope = Scope {
+            loops: loops[..i]
+                .iter()
+                .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
+                .collect(),
+            ..Scope::new(vec![], vec![], &value_of)
+        };
+        let vars: Vec<Interval> = coords
+            .iter()
+            .map(|c| crate::analysis::interval::bounds_of(c, &scope))
+            .collect();
+        let scope = Scope::new(vars, vec![], &value_of);
+        let mut widths = Vec::new();
+        visit_loads(&self.p.funcs[f].pure, &scope, &mut |n| {
+            if let ExprKind::Load {
+                source: Source::Func(g),
+                args,
+                ..
+            } = &n.kind
+            {
+                if *g == h {
+                    let b = crate::analysis::interval::bounds_of(&args[d], &scope);
+                    widths.push((b.min, b.max));
+                }
+            }
+        });
+        // The union of the reads: every bound must differ from the others by
+        // a constant.
+        let first = widths.first()?.clone();
+        let (lo0, hi0) = (first.0?, first.1?);
+        let mut lo_off = 0i128;
+        let mut hi_off = 0i128;
+        for (lo, hi) in &widths {
+            lo_off = lo_off.min(linear_difference(lo.as_ref()?, &lo0)?);
+            hi_off = hi_off.max(linear_difference(hi.as_ref()?, &hi0)?);
+        }
+        let width = linear_difference(&hi0, &lo0)? + hi_off - lo_off + 1;
+        (width > 0).then_some(width)
+    }
+}
+
+/// The one dimension whose bounds depend on loop `v`, if both its bounds grow
+/// monotonically with `v` and no other dimension depends on it.
+fn sliding_dim(bounds: &[(Expr, Expr)], v: &LoopVar) -> Option<usize> {
+    let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+    let moving: Vec<usize> = (0..bounds.len())
+        .filter(|&d| uses(&bounds[d].0) || uses(&bounds[d].1))
+        .collect();
+    match moving.as_slice() {
+        [d] if increasing(&bounds[*d].0, v) && increasing(&bounds[*d].1, v) => Some(*d),
+        _ => None,
+    }
+}
+
+/// True when `e` never decreases as loop `v` grows (other loops fixed).
+fn increasing(e: &Expr, v: &LoopVar) -> bool {
+    let constant = |e: &Expr| !e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+    if constant(e) {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Loop(l) => l == v,
+        ExprKind::Binary(BinOp::Add | BinOp::Min | BinOp::Max, a, b) => {
+            increasing(a, v) && increasing(b, v)
+        }
+        ExprKind::Binary(BinOp::Sub, a, b) => increasing(a, v) && constant(b),
+        ExprKind::Binary(BinOp::Mul, a, b) => match (a.as_int(), b.as_int()) {
+            (Some(c), _) if c >= 0 => increasing(b, v),
+            (_, Some(c)) if c >= 0 => increasing(a, v),
+            _ => false,
+        },
+        ExprKind::Binary(BinOp::Div, a, b) => b.as_int().is_some_and(|c| c > 0) && increasing(a, v),
+        ExprKind::Select(c, a, b) => constant(c) && increasing(a, v) && increasing(b, v),
+        ExprKind::Cast(a) => e.ty.bits() >= a.ty.bits() && increasing(a, v),
+        _ => false,
+    }
+}
+
+/// Replaces loop `v` by `by` in `e`.
+fn substitute_loop(e: &Expr, v: &LoopVar, by: &Expr) -> Expr {
+    e.rewrite(&mut |n| match &n.kind {
+        ExprKind::Loop(l) if l == v => by.clone(),
+        _ => n,
+    })
+}
+
+/// `a - b` when it is a constant: both are sums of the same terms with
+/// constant coefficients, up to a constant.
+fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
+    fn terms(e: &Expr, scale: i128, out: &mut Vec<(String, i128)>, c: &mut i128) {
+        match &e.kind {
+            ExprKind::Int(v) => *c += scale * v,
+            ExprKind::Binary(BinOp::Add, x, y) => {
+                terms(x, scale, out, c);
+                terms(y, scale, out, c);
+            }
+            ExprKind::Binary(BinOp::Sub, x, y) => {
+                terms(x, scale, out, c);
+                terms(y, -scale, out, c);
+            }
+            ExprKind::Binary(BinOp::Mul, x, y) if y.as_int().is_some() => {
+                terms(x, scale * y.as_int().unwrap(), out, c)
+            }
+            ExprKind::Binary(BinOp::Mul, x, y) if x.as_int().is_some() => {
+                terms(y, scale * x.as_int().unwrap(), out, c)
+            }
+            ExprKind::Cast(x) if e.ty.bits() >= x.ty.bits() && x.ty.is_int() => {
+                terms(x, scale, out, c)
+            }
+            _ => {
+                let key = format!("{e:?}");
+                match out.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, w)) => *w += scale,
+                    None => out.push((key, scale)),
+                }
+            }
+        }
+    }
+    let (mut ts, mut c) = (Vec::new(), 0i128);
+    terms(a, 1, &mut ts, &mut c);
+    terms(b, -1, &mut ts, &mut c);
+    ts.iter().all(|(_, w)| *w == 0).then_some(c)
 }
 
 /// A variable's value: a loop's own value, or the sum its split defines.
