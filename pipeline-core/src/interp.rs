@@ -26,6 +26,10 @@ pub enum Value {
 }
 
 impl Value {
+    pub(crate) fn int_value(self) -> i128 {
+        self.int()
+    }
+
     fn int(self) -> i128 {
         match self {
             Value::Int(v) => v,
@@ -120,29 +124,54 @@ impl Image {
     }
 }
 
-struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     vars: &'a [i128],
     rvars: &'a [i128],
     /// Values of the `let` bindings in scope, innermost last.
     lets: std::cell::RefCell<Vec<(usize, Value)>>,
+    /// Values of loop variables (lowered statements only).
+    loops: &'a [(LoopVar, i64)],
 }
 
 impl<'a> Frame<'a> {
-    fn new(vars: &'a [i128], rvars: &'a [i128]) -> Frame<'a> {
+    pub(crate) fn new(vars: &'a [i128], rvars: &'a [i128]) -> Frame<'a> {
         Frame {
             vars,
             rvars,
             lets: Default::default(),
+            loops: &[],
+        }
+    }
+
+    pub(crate) fn with_loops(
+        vars: &'a [i128],
+        rvars: &'a [i128],
+        loops: &'a [(LoopVar, i64)],
+    ) -> Frame<'a> {
+        Frame {
+            loops,
+            ..Frame::new(vars, rvars)
         }
     }
 }
 
-struct Machine<'a> {
-    p: &'a Pipeline,
-    inputs: &'a [Image],
-    params: &'a [Value],
-    syms: Vec<i64>,
-    funcs: Vec<Option<Image>>,
+pub(crate) struct Machine<'a> {
+    pub(crate) p: &'a Pipeline,
+    pub(crate) inputs: &'a [Image],
+    pub(crate) params: &'a [Value],
+    pub(crate) syms: Vec<i64>,
+    pub(crate) funcs: Vec<Option<Image>>,
+    /// Storage folding of each func's current buffer (empty: none).
+    pub(crate) folds: Vec<Vec<Option<i64>>>,
+}
+
+/// Wraps folded coordinates into their storage.
+pub(crate) fn fold_coords(c: &mut [i64], fold: &[Option<i64>]) {
+    for (c, f) in c.iter_mut().zip(fold) {
+        if let Some(n) = f {
+            *c = c.rem_euclid(*n);
+        }
+    }
 }
 
 /// Runs a pipeline: `inputs` and `params` in declaration order, one output
@@ -187,6 +216,7 @@ pub fn run_with(
         params,
         syms: vec![0; b.syms.len()],
         funcs: vec![None; p.funcs.len()],
+        folds: vec![Vec::new(); p.funcs.len()],
     };
     for (k, region) in b.outputs.iter().enumerate() {
         for (d, &(lo, hi)) in region.iter().enumerate() {
@@ -341,7 +371,7 @@ impl Machine<'_> {
         });
     }
 
-    fn eval(&self, e: &Expr, fr: &Frame) -> Value {
+    pub(crate) fn eval(&self, e: &Expr, fr: &Frame) -> Value {
         use ExprKind as K;
         let ty = e.ty;
         match &e.kind {
@@ -354,9 +384,15 @@ impl Machine<'_> {
             K::InputMin(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].min[*d] as i128)),
             K::InputExtent(i, d) => Value::Int(Type::I32.wrap(self.inputs[*i].shape[*d] as i128)),
             K::Sym(s) => Value::Int(self.syms[*s] as i128),
-            K::Loop(v) => panic!(
-                "internal error (interp): loop variable {} in a definition",
-                v.name
+            K::Loop(v) => Value::Int(
+                fr.loops
+                    .iter()
+                    .rev()
+                    .find(|(l, _)| l == v)
+                    .unwrap_or_else(|| {
+                        panic!("internal error (exec): loop {} is not running", v.name)
+                    })
+                    .1 as i128,
             ),
             K::LetVar(id) => fr
                 .lets
@@ -410,7 +446,10 @@ impl Machine<'_> {
                 }
             }
             K::Load { source, args, .. } => {
-                let c: Vec<i64> = args.iter().map(|a| self.eval(a, fr).int() as i64).collect();
+                let mut c: Vec<i64> = args.iter().map(|a| self.eval(a, fr).int() as i64).collect();
+                if let Source::Func(f) = source {
+                    fold_coords(&mut c, &self.folds[*f]);
+                }
                 match source {
                     Source::Input(i) => self.inputs[*i].get(&c).unwrap_or_else(|| {
                         panic!(

@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod codegen;
+pub mod exec;
 pub mod front;
 pub mod interp;
 pub mod ir;
@@ -44,6 +45,8 @@ pub struct Lowered {
     pub schedule: String,
     /// The loop nest as text (`NAME::LOWERED`).
     pub text: String,
+    /// How many symbols the loop nest binds beyond the bounds program.
+    pub local_syms: usize,
 }
 
 fn debug_enabled() -> bool {
@@ -88,6 +91,7 @@ pub fn lower_pipeline(
         || lower::loops::synthesize(&pipeline, &bounds, sched),
     )?;
     let body = synthesized.body;
+    let local_syms = synthesized.local_syms.len();
     let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
     sym_names.extend(synthesized.local_syms.iter().cloned());
     let names = ir::print::Names {
@@ -107,6 +111,7 @@ pub fn lower_pipeline(
         body,
         schedule,
         text,
+        local_syms,
     })
 }
 
@@ -238,6 +243,31 @@ pub fn expand(input: TokenStream) -> TokenStream {
         out.extend(gen);
     }
     out
+}
+
+/// Parses, checks and schedules the pipeline `name` from the text of a
+/// `pipeline!` invocation, schedule blocks included (for tests and tools).
+pub fn scheduled_from_source(
+    source: &str,
+    name: &str,
+) -> Result<(Pipeline, schedule::Schedule), String> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
+    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    let item = program
+        .pipelines
+        .iter()
+        .find(|p| p.sig.ident == name)
+        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
+    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+    let mut sched = schedule::Schedule::default_for(&checked.pipeline);
+    for s in program
+        .schedules
+        .iter()
+        .filter(|s| s.name == name && s.target.is_none())
+    {
+        front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?;
+    }
+    Ok((checked.pipeline, sched))
 }
 
 /// Parses and checks the pipeline `name` from the text of a `pipeline!`

@@ -150,22 +150,14 @@ pub fn check_schedule(
                 }
             }
             if matches!(name.as_str(), "compute_at" | "store_at") {
-                match func_names.iter().position(|n| *n == args[0]) {
-                    None => {
-                        errors.push(Error::new_spanned(
-                            &m.args[0],
-                            format!("`{}` is not a func of pipeline `{}`", args[0], p.name),
-                        ));
-                        ok = false;
-                    }
-                    Some(g) if !vars[g].contains(&args[1]) && args[1] != "__root" => {
-                        errors.push(Error::new_spanned(
-                            &m.args[1],
-                            format!("`{}` is not a loop variable of `{}`", args[1], args[0]),
-                        ));
-                        ok = false;
-                    }
-                    _ => {}
+                // The loop is checked after the whole block, in loop
+                // synthesis: the consumer's splits may come later.
+                if !func_names.iter().any(|n| *n == args[0]) {
+                    errors.push(Error::new_spanned(
+                        &m.args[0],
+                        format!("`{}` is not a func of pipeline `{}`", args[0], p.name),
+                    ));
+                    ok = false;
                 }
             }
             for &i in &defines {
@@ -173,9 +165,17 @@ pub fn check_schedule(
             }
             if ok && !cuda {
                 match apply(&mut schedule.funcs[f], p, f, &name, &args, m) {
-                    Ok(()) => schedule.funcs[f]
-                        .written
-                        .push(format!("{name}({})", args.join(", "))),
+                    Ok(()) => {
+                        schedule.funcs[f]
+                            .written
+                            .push(format!("{name}({})", args.join(", ")));
+                        // Loops the directive made (`x_v` of a vectorize) can be named next.
+                        for d in &schedule.funcs[f].pure.dims {
+                            if !vars[f].contains(&d.name) {
+                                vars[f].push(d.name.clone());
+                            }
+                        }
+                    }
                     Err(e) => errors.push(e),
                 }
             }

@@ -1,0 +1,373 @@
+//! Schedules never change results: many random valid schedules of every test
+//! and example pipeline are lowered and executed (`pipeline_core::exec`) and
+//! compared with the reference interpreter at odd sizes. A failure prints the
+//! schedule in `schedule` block syntax, ready to paste into a `pipeline!` to
+//! replay it with generated code.
+
+use pipeline_core::interp::{self, Image, Value};
+use pipeline_core::ir::{FuncId, Pipeline, Type};
+use pipeline_core::schedule::{LoopKind, StageSchedule};
+use std::path::Path;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+/// The `pipeline!` invocations in a Rust file, as text.
+fn invocations(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("pipeline! {") {
+        let body = &rest[i + "pipeline! {".len()..];
+        let mut depth = 1;
+        let mut end = 0;
+        for (k, ch) in body.char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(body[..end].to_string());
+        rest = &body[end..];
+    }
+    out
+}
+
+/// The names of the pipelines (not templates) of an invocation.
+fn pipeline_names(source: &str) -> Vec<String> {
+    source
+        .split("fn ")
+        .skip(1)
+        .filter_map(|s| {
+            let name: String = s
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let after = &s[name.len()..];
+            let ret = after.split('{').next().unwrap_or("");
+            (!ret.contains("-> Func")).then_some(name)
+        })
+        .collect()
+}
+
+/// Removes every `schedule NAME { ... }` block of an invocation.
+fn without_schedules(source: &str) -> String {
+    let mut out = String::new();
+    let mut rest = source;
+    while let Some(i) = rest.find("schedule ") {
+        out.push_str(&rest[..i]);
+        let block = &rest[i..];
+        let open = block.find('{').unwrap();
+        let close = block[open..].find('}').unwrap() + open;
+        rest = &block[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Generates a random valid schedule for pipeline `name` of `source`.
+fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> String {
+    let live = p.live_funcs();
+    let mut chains: Vec<(FuncId, String)> = Vec::new();
+    let mut placement: Vec<Option<&'static str>> = vec![None; p.funcs.len()];
+    let text = |chains: &[(FuncId, String)]| {
+        let mut s = format!("schedule {name} {{\n");
+        for (f, c) in chains {
+            if !c.is_empty() {
+                s += &format!("    {}.{};\n", p.funcs[*f].name, c);
+            }
+        }
+        s + "}\n"
+    };
+    let stage_of = |chains: &[(FuncId, String)], f: FuncId| -> StageSchedule {
+        let full = format!("{source}\n{}", text(chains));
+        let (_, sched) = pipeline_core::scheduled_from_source(&full, name)
+            .unwrap_or_else(|e| panic!("generated an invalid schedule: {e}\n{}", text(chains)));
+        sched.funcs[f].pure.clone()
+    };
+    let mut fresh = 0;
+    for &f in live.iter().rev() {
+        let func = &p.funcs[f];
+        if func.name.contains('#') {
+            // A template's own funcs have no name a schedule can use.
+            continue;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        let consumers = p.consumers(f);
+        let output = p.outputs.contains(&f);
+        if !output {
+            let host = (consumers.len() == 1
+                && placement[consumers[0]] != Some("inline")
+                && !p.funcs[consumers[0]].name.contains('#')
+                && func.updates.is_empty())
+            .then(|| consumers[0]);
+            let choice = rng.below(if host.is_some() { 4 } else { 2 });
+            if choice == 1 && func.updates.is_empty() {
+                parts.push("compute_inline()".into());
+                placement[f] = Some("inline");
+                chains.push((f, parts.join(".")));
+                continue;
+            } else if choice >= 2 {
+                let c = host.unwrap();
+                let st = stage_of(&chains, c);
+                let v = rng.below(st.dims.len());
+                parts.push(format!(
+                    "compute_at({}, {})",
+                    p.funcs[c].name, st.dims[v].name
+                ));
+                placement[f] = Some("at");
+                // Store at or outside, with no parallel loop in between.
+                if rng.chance(50) {
+                    let mut w = v;
+                    while w + 1 < st.dims.len()
+                        && rng.chance(60)
+                        && st.dims[w].kind != LoopKind::Parallel
+                    {
+                        w += 1;
+                    }
+                    if st.dims[v..w].iter().all(|d| d.kind != LoopKind::Parallel) {
+                        parts.push(format!(
+                            "store_at({}, {})",
+                            p.funcs[c].name, st.dims[w].name
+                        ));
+                    }
+                }
+            } else {
+                parts.push("compute_root()".into());
+                placement[f] = Some("root");
+            }
+        }
+        if func.dims() == 0 {
+            chains.push((f, parts.join(".")));
+            continue;
+        }
+        // Loop structure.
+        let mut names: Vec<String> = func.vars.clone();
+        for _ in 0..rng.below(4) {
+            fresh += 1;
+            let factor = *rng.pick(&[2, 3, 4, 5, 8, 16]);
+            match rng.below(5) {
+                0 | 1 => {
+                    let old = rng.pick(&names).clone();
+                    let (o, i) = (format!("{old}o{fresh}"), format!("{old}i{fresh}"));
+                    parts.push(format!("split({old}, {o}, {i}, {factor})"));
+                    names.retain(|n| *n != old);
+                    names.push(o);
+                    names.push(i);
+                }
+                2 if names.len() >= 2 => {
+                    let mut order = names.clone();
+                    for k in (1..order.len()).rev() {
+                        order.swap(k, rng.below(k + 1));
+                    }
+                    parts.push(format!("reorder({})", order.join(", ")));
+                }
+                3 => {
+                    let v = rng.pick(&names).clone();
+                    parts.push(format!("vectorize({v}, {factor})"));
+                }
+                _ => {
+                    let v = rng.pick(&names).clone();
+                    parts.push(format!("unroll({v}, {})", factor.min(4)));
+                }
+            }
+        }
+        chains.push((f, parts.join(".")));
+        // A parallel loop where its iterations write disjoint slabs.
+        if rng.chance(60) {
+            let st = stage_of(&chains, f);
+            let candidates: Vec<&str> = st
+                .dims
+                .iter()
+                .map(|d| d.name.as_str())
+                .filter(|n| {
+                    st.roots.iter().any(|r| r == n)
+                        || st
+                            .split_creating_outer(n)
+                            .is_some_and(|s| st.roots.contains(&s.old))
+                })
+                .collect();
+            if !candidates.is_empty() {
+                let v = rng.pick(&candidates).to_string();
+                let last = chains.last_mut().unwrap();
+                if !last.1.is_empty() {
+                    last.1.push('.');
+                }
+                last.1.push_str(&format!("parallel({v})"));
+            }
+        }
+    }
+    // Producers placed after consumers are fine: the block is unordered.
+    text(&chains)
+}
+
+fn random_image(ty: Type, min: Vec<i64>, shape: Vec<usize>, rng: &mut Rng) -> Image {
+    let mut img = Image::new(ty, min, shape);
+    for v in &mut img.data {
+        let bits = rng.next();
+        *v = match ty {
+            Type::F32 => Value::F32((bits % 2000) as f32 / 1000.0 - 0.5),
+            Type::F64 => Value::F64((bits % 2000) as f64 / 1000.0 - 0.5),
+            Type::Bool => Value::Bool(bits & 1 == 1),
+            t => Value::Int(t.wrap(bits as i128)),
+        };
+    }
+    img
+}
+
+fn check_pipeline(source: &str, name: &str, schedules: usize, seed: u64) -> usize {
+    let bare = without_schedules(source);
+    let (p, _) = pipeline_core::scheduled_from_source(&bare, name).unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut compared = 0;
+    for _ in 0..schedules {
+        let schedule = random_schedule(&bare, name, &p, &mut rng);
+        let full = format!("{bare}\n{schedule}");
+        let (checked, sched) = pipeline_core::scheduled_from_source(&full, name)
+            .unwrap_or_else(|e| panic!("{e}\n{schedule}"));
+        let lowered = match pipeline_core::lower_pipeline(&checked, &sched) {
+            Ok(l) => l,
+            Err(e) => panic!(
+                "the generator made a schedule that cannot be honoured: {}\n{schedule}",
+                e.message
+            ),
+        };
+        for &[w, h] in &[[7usize, 5usize], [18, 11]] {
+            let inputs: Vec<Image> = p
+                .inputs
+                .iter()
+                .map(|i| {
+                    let shape: Vec<usize> = (0..i.dims).map(|d| [w, h, 3, 2][d]).collect();
+                    random_image(
+                        i.ty,
+                        vec![-1; i.dims],
+                        shape.iter().map(|s| s + 2).collect(),
+                        &mut rng,
+                    )
+                })
+                .collect();
+            let params: Vec<Value> = p
+                .params
+                .iter()
+                .map(|q| match q.ty {
+                    Type::F32 => Value::F32(1.25),
+                    Type::F64 => Value::F64(0.75),
+                    t => Value::Int(t.wrap(3)),
+                })
+                .collect();
+            let outputs: Vec<Image> = p
+                .outputs
+                .iter()
+                .map(|&o| {
+                    let f = &p.funcs[o];
+                    let shape: Vec<usize> = (0..f.dims()).map(|d| [w, h, 3, 2][d]).collect();
+                    Image::new(
+                        f.ty,
+                        vec![1; f.dims()],
+                        shape.iter().map(|s| s - 1).collect(),
+                    )
+                })
+                .collect();
+            let mut want = outputs.clone();
+            let mut got = outputs;
+            let expected = interp::run(&p, &inputs, &params, &mut want);
+            let actual = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pipeline_core::exec::run_lowered(&lowered, &inputs, &params, &mut got)
+            }))
+            .unwrap_or_else(|e| {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                panic!(
+                    "{name} at {w}x{h} panicked: {msg:?}\n{schedule}\n{}",
+                    lowered.text
+                )
+            });
+            match (expected, actual) {
+                (Ok(()), Ok(())) => {
+                    for (k, (g, e)) in got.iter().zip(&want).enumerate() {
+                        let same = g.data.iter().zip(&e.data).all(|(a, b)| match (a, b) {
+                            (Value::F32(x), Value::F32(y)) => x.to_bits() == y.to_bits(),
+                            (Value::F64(x), Value::F64(y)) => x.to_bits() == y.to_bits(),
+                            (x, y) => x == y,
+                        });
+                        assert!(same, "{name} output {k} at {w}x{h} differs from the interpreter under\n{schedule}\n{}", lowered.text);
+                    }
+                    compared += 1;
+                }
+                (Err(_), Err(_)) => {}
+                (e, a) => panic!("{name} at {w}x{h}: interpreter {e:?}, lowered {a:?}\n{schedule}"),
+            }
+        }
+    }
+    compared
+}
+
+/// Every pipeline of the repository's tests and examples.
+fn sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    for dir in ["examples", "tests"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            if file.extension().map_or(true, |e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            for inv in invocations(&text) {
+                if inv.contains('$') {
+                    continue; // inside a macro_rules! template
+                }
+                for name in pipeline_names(&without_schedules(&inv)) {
+                    out.push((inv.clone(), name));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn random_schedules_never_change_results() {
+    let count: usize = std::env::var("PIPELINE_RANDOM_SCHEDULES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let mut total = 0;
+    let all = sources();
+    assert!(all.len() >= 15, "found {} pipelines", all.len());
+    for (k, (source, name)) in all.iter().enumerate() {
+        total += check_pipeline(source, name, count, 0x9E37_79B9 + k as u64);
+    }
+    println!("{total} comparisons over {} pipelines", all.len());
+    assert!(total > 0);
+}
