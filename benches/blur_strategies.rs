@@ -60,7 +60,11 @@ fn bench(c: &mut Criterion) {
         let mut out = Buffer::<u16, 2>::new([w, h]);
         let (r, allocs) = record_allocations(|| run(&input, &mut out));
         r.unwrap();
-        assert_eq!(out.as_slice(), reference.as_slice(), "{name} agrees with breadth-first");
+        assert_eq!(
+            out.as_slice(),
+            reference.as_slice(),
+            "{name} agrees with breadth-first"
+        );
         let largest = allocs.iter().map(|a| a.elements).max().unwrap_or(0);
         let total: usize = allocs.iter().map(|a| a.elements).sum();
         println!(
@@ -70,7 +74,9 @@ fn bench(c: &mut Criterion) {
             largest * 4 / 1024,
             total * 4 / 1024
         );
-        g.bench_function(name, |b| b.iter(|| run(black_box(&input), &mut out).unwrap()));
+        g.bench_function(name, |b| {
+            b.iter(|| run(black_box(&input), &mut out).unwrap())
+        });
     }
     g.finish();
 }

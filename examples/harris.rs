@@ -37,6 +37,21 @@ pipeline! {
         };
         out
     }
+
+    // Gray and the gradients over the whole image in parallel strips; the
+    // structure-tensor sums computed row by row inside the output's strips.
+    schedule harris {
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8);
+        gray.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 8);
+        ix.compute_root().parallel(y).vectorize(x, 8);
+        iy.compute_root().parallel(y).vectorize(x, 8);
+        ixx.compute_inline();
+        iyy.compute_inline();
+        ixy.compute_inline();
+        sxx.compute_at(out, yi).vectorize(x, 8);
+        syy.compute_at(out, yi).vectorize(x, 8);
+        sxy.compute_at(out, yi).vectorize(x, 8);
+    }
 }
 
 /// A plane of f32 values over the rectangle `[x0, x0 + w) x [y0, y0 + h)` of the infinite

@@ -32,6 +32,14 @@ pipeline! {
         );
         out
     }
+
+    // The horizontal pass slides down each strip of rows, folded to 8 rows.
+    schedule unsharp {
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
+        blur_y.compute_at(out, yi).vectorize(x, 8);
+        blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8);
+        weight.compute_root();
+    }
 }
 
 /// The same unsharp mask as plain loops over slices, written without the DSL.

@@ -94,6 +94,7 @@ fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> Str
     let live = p.live_funcs();
     let mut chains: Vec<(FuncId, String)> = Vec::new();
     let mut placement: Vec<Option<&'static str>> = vec![None; p.funcs.len()];
+    let mut at: Vec<Option<(FuncId, String)>> = vec![None; p.funcs.len()];
     let text = |chains: &[(FuncId, String)]| {
         let mut s = format!("schedule {name} {{\n");
         for (f, c) in chains {
@@ -132,14 +133,27 @@ fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> Str
                 chains.push((f, parts.join(".")));
                 continue;
             } else if choice >= 2 {
+                // At a loop of the consumer, or at the loop the consumer
+                // itself is computed in (where it and its consumer both run).
                 let c = host.unwrap();
-                let st = stage_of(&chains, c);
-                let v = rng.below(st.dims.len());
+                let (c, st, v) = match &at[c] {
+                    Some((h, var)) if rng.chance(50) => {
+                        let st = stage_of(&chains, *h);
+                        let v = st.position(var).unwrap();
+                        (*h, st, v)
+                    }
+                    _ => {
+                        let st = stage_of(&chains, c);
+                        let v = rng.below(st.dims.len());
+                        (c, st, v)
+                    }
+                };
                 parts.push(format!(
                     "compute_at({}, {})",
                     p.funcs[c].name, st.dims[v].name
                 ));
                 placement[f] = Some("at");
+                at[f] = Some((c, st.dims[v].name.clone()));
                 // Store at or outside, with no parallel loop in between.
                 if rng.chance(50) {
                     let mut w = v;

@@ -585,7 +585,19 @@ impl Lowerer<'_> {
         if !stored.is_empty() {
             // Storage for every iteration of the loops inside, folded along a
             // sliding dimension to the power of two that covers one window.
-            let (lets, regions, _) = self.regions(f, coords, &inner, &stored);
+            // The funcs computed at the loops inside read the stored ones
+            // too: their regions over those loops are part of the demand.
+            let mut readers: Vec<FuncId> = live
+                .iter()
+                .copied()
+                .filter(|&h| {
+                    stored.contains(&h)
+                        || matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var }
+                            if *func == f && loops[..i].iter().any(|l| l.var.name == *var))
+                })
+                .collect();
+            readers.sort();
+            let (lets, regions, _) = self.regions(f, coords, &inner, &readers);
             for &h in stored.iter().rev() {
                 let mut region: Vec<(Expr, Expr)> = regions[&h]
                     .iter()
