@@ -219,6 +219,9 @@ struct Loop {
     var: LoopVar,
     min: Expr,
     max: Expr,
+    /// An upper bound of `max` that uses no other loop of the stage (for
+    /// the interval analysis of what the loops inside a level need).
+    bound: Expr,
     kind: LoopKind,
     slab: Option<Slab>,
 }
@@ -281,6 +284,7 @@ impl Lowerer<'_> {
         }
         let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
         let mut guards = Vec::new();
+        let mut offsets: HashMap<String, Expr> = HashMap::new();
         let coords: Vec<Expr> = st
             .roots
             .iter()
@@ -293,6 +297,7 @@ impl Lowerer<'_> {
                     &kind_of,
                     &loop_var,
                     &mut guards,
+                    &mut offsets,
                 ))
             })
             .collect();
@@ -301,7 +306,7 @@ impl Lowerer<'_> {
             .dims
             .iter()
             .map(|dim| {
-                let (min, max, slab) = match root_dim(&dim.name) {
+                let (min, max, slab, bound) = match root_dim(&dim.name) {
                     Some(d) => (
                         region[d].0.clone(),
                         region[d].1.clone(),
@@ -311,6 +316,7 @@ impl Lowerer<'_> {
                             start: region[d].0.clone(),
                             step: 1,
                         }),
+                        None,
                     ),
                     None => {
                         let e = extent[dim.name.as_str()].clone();
@@ -323,13 +329,26 @@ impl Lowerer<'_> {
                                 step: s.factor,
                             })
                         });
-                        (i64c(0), simplify(&bin(BinOp::Sub, e, i64c(1))), slab)
+                        let e_static = e.clone();
+                        let mut max = bin(BinOp::Sub, e, i64c(1));
+                        // The inner loop of a split stops at the end of the
+                        // region when its outer loop encloses it (the guard
+                        // then never fails, and empty tails cost nothing).
+                        if let Some(s) = st.splits.iter().find(|s| s.inner == dim.name) {
+                            let outside = matches!((st.position(&s.outer), st.position(&dim.name)), (Some(o), Some(i)) if o > i);
+                            if let (true, Some(offset)) = (outside, offsets.get(&dim.name)) {
+                                let left = bin(BinOp::Sub, bin(BinOp::Sub, extent[s.old.as_str()].clone(), i64c(1)), offset.clone());
+                                max = bin(BinOp::Min, max, left);
+                            }
+                        }
+                        (i64c(0), simplify(&max), slab, Some(simplify(&bin(BinOp::Sub, e_static, i64c(1)))))
                     }
                 };
                 let parallel = dim.kind == LoopKind::Parallel && slab.is_some();
                 Loop {
                     var: loop_var(&dim.name),
                     min,
+                    bound: bound.unwrap_or_else(|| max.clone()),
                     max,
                     kind: if dim.kind == LoopKind::Parallel && !parallel {
                         LoopKind::Serial
@@ -510,7 +529,7 @@ impl Lowerer<'_> {
             .collect();
         let inner: Vec<(LoopVar, Interval)> = loops[..i]
             .iter()
-            .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
+            .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.bound.clone())))
             .collect();
         if !computed.is_empty() {
             let (lets, regions, values) = self.regions(f, coords, &inner, &computed);
@@ -648,7 +667,7 @@ impl Lowerer<'_> {
         let scope = Scope {
             loops: loops[..i]
                 .iter()
-                .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.max.clone())))
+                .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.bound.clone())))
                 .collect(),
             ..Scope::new(vec![], vec![], &value_of)
         };
@@ -779,6 +798,7 @@ fn value(
     kind_of: &dyn Fn(&str) -> Option<LoopKind>,
     loop_var: &dyn Fn(&str) -> LoopVar,
     guards: &mut Vec<Expr>,
+    offsets: &mut HashMap<String, Expr>,
 ) -> Expr {
     if kind_of(name).is_some() {
         return Expr::new(ExprKind::Loop(loop_var(name)), Type::I64);
@@ -788,8 +808,12 @@ fn value(
         .iter()
         .find(|s| s.old == name)
         .expect("a variable is a loop or was split");
-    let outer = value(&s.outer, st, region, extent, kind_of, loop_var, guards);
-    let inner = value(&s.inner, st, region, extent, kind_of, loop_var, guards);
+    let outer = value(
+        &s.outer, st, region, extent, kind_of, loop_var, guards, offsets,
+    );
+    let inner = value(
+        &s.inner, st, region, extent, kind_of, loop_var, guards, offsets,
+    );
     let e = extent[name].clone();
     let n = i64c(s.factor);
     let plain = bin(BinOp::Mul, outer, n.clone());
@@ -804,6 +828,9 @@ fn value(
             plain,
         )
     };
+    if kind_of(&s.inner).is_some() {
+        offsets.insert(s.inner.clone(), offset.clone());
+    }
     let rel = bin(BinOp::Add, offset, inner);
     guards.push(bin(BinOp::Lt, rel.clone(), e));
     match st.roots.iter().position(|r| r == name) {
