@@ -261,6 +261,39 @@ pipeline! {
     }
 }
 
+pipeline! {
+    fn sliding_serial(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule sliding_serial {
+        out.split(y, yo, yi, 1048576);
+        blur_x.store_at(out, yo).compute_at(out, yi);
+    }
+}
+
+#[test]
+fn sliding_window_over_the_whole_image() {
+    // One strip taller than the image: the split's tail is not shifted, and
+    // the window must still be the three rows around each output row.
+    let (w, h) = (29usize, 31usize);
+    let input = noise([w, h], 13, |s| s as u16);
+    let mut out = Buffer::<u16, 2>::new([w, h]);
+    let (r, allocs) = pipeline::record_allocations(|| sliding_serial(&input, &mut out));
+    r.unwrap();
+    let mine: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.pipeline == "sliding_serial")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(mine, vec![4 * w], "one folded buffer of 4 rows");
+    check(sliding_serial::__SOURCE, "sliding_serial", |i, o| {
+        sliding_serial(i, o)
+    });
+}
+
 #[test]
 fn sliding_window_with_folded_storage() {
     // Each strip of 16 rows keeps blur_x in 4 rows (the 3-row window rounded up

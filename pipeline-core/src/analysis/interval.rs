@@ -282,7 +282,26 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             }
             binary_bounds(*op, a, b, scope)
         }
-        K::Select(_, a, b) => bounds_raw(a, scope).hull(&bounds_raw(b, scope)),
+        K::Select(c, a, b) => {
+            let (ia, ib) = (bounds_raw(a, scope), bounds_raw(b, scope));
+            // A condition fixed while the scope's variables range picks one
+            // branch's bounds (split tails: `select(e >= n, min(o * n, e - n), o * n)`).
+            let fixed = !c.any(&mut |n| match &n.kind {
+                ExprKind::Var(_)
+                | ExprKind::RVar(_)
+                | ExprKind::Load { .. }
+                | ExprKind::LetVar(_) => true,
+                ExprKind::Loop(l) => scope.loops.iter().any(|(v, _)| v == l),
+                _ => false,
+            });
+            match (fixed, ia.is_bounded() && ib.is_bounded()) {
+                (true, true) => Interval::new(
+                    Expr::select((**c).clone(), ia.min.unwrap(), ib.min.unwrap()),
+                    Expr::select((**c).clone(), ia.max.unwrap(), ib.max.unwrap()),
+                ),
+                _ => ia.hull(&ib),
+            }
+        }
         K::Cast(a) => {
             if a.ty.is_float() {
                 Interval::everything()
@@ -615,6 +634,28 @@ mod tests {
         assert!(
             lo > hi,
             "a read entirely outside the source demands nothing"
+        );
+    }
+
+    #[test]
+    fn a_fixed_condition_selects_its_branchs_bounds() {
+        // select(e >= 8, min(o * 8, e - 8), o * 8) with o and e fixed: the
+        // hull of both branches would reach down to e - 8.
+        let s = scope(vec![]);
+        let (o, e) = (Expr::sym(0), Expr::sym(1));
+        let sel = Expr::select(
+            Expr::binary(BinOp::Ge, e.clone(), Expr::i64(8)),
+            Expr::binary(
+                BinOp::Min,
+                Expr::binary(BinOp::Mul, o.clone(), Expr::i64(8)),
+                Expr::binary(BinOp::Sub, e, Expr::i64(8)),
+            ),
+            Expr::binary(BinOp::Mul, o, Expr::i64(8)),
+        );
+        let b = bounds_of(&sel, &s);
+        assert!(
+            matches!(b.min.unwrap().kind, ExprKind::Select(..)),
+            "bounds follow the condition"
         );
     }
 
