@@ -81,6 +81,17 @@ pipeline! {
         out(x, y) = value(x, y) / weight(x, y);
         out
     }
+
+
+    // The grid is small: build it serially, blur it in parallel over its
+    // intensity levels, then slice in strips.
+    schedule bilateral_grid {
+        grid_value.compute_root();
+        grid_weight.compute_root();
+        blurred_value.compute_root().parallel(z);
+        blurred_weight.compute_root().parallel(z);
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
+    }
 }
 
 /// A 3-D grid of f32 over the box `origin + [0, shape)` of the infinite integer grid,

@@ -32,6 +32,14 @@ pipeline! {
         };
         out
     }
+
+
+    // The histogram and its scan are tiny and serial; the remap runs in strips.
+    schedule histogram_equalize {
+        hist.compute_root();
+        cdf.compute_root();
+        out.split(y, yo, yi, 64).parallel(yo).vectorize(x, 16);
+    }
 }
 
 /// The same equalization as plain loops, written without the DSL: count the levels, take

@@ -52,6 +52,18 @@ pipeline! {
         }
         (lap[0], lap[1], lap[2], gauss[3])
     }
+
+
+    // Every level at root in parallel strips; each Laplacian level fuses its
+    // expansion.
+    schedule pyramid {
+        gauss[1].compute_root().split(y, yo, yi, 16).parallel(yo);
+        gauss[2].compute_root().split(y, yo, yi, 16).parallel(yo);
+        lap[0].split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
+        lap[1].split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
+        lap[2].parallel(y);
+        gauss[3].parallel(y);
+    }
 }
 
 /// The extent of pyramid level `level` for an extent of `extent` at level 0.
