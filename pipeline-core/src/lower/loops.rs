@@ -68,6 +68,7 @@ pub fn synthesize(
         sched,
         local_syms: Vec::new(),
         sliding: HashMap::new(),
+        values: std::rc::Rc::new(crate::analysis::bounds::func_value_bounds(p)),
     };
     let live = p.live_funcs();
     let at_root: Vec<FuncId> = live
@@ -233,6 +234,8 @@ struct Lowerer<'a> {
     local_syms: Vec<String>,
     /// Funcs computed with a sliding window, and the dimension that slides.
     sliding: HashMap<FuncId, usize>,
+    /// The value range of every func (for data-dependent coordinates).
+    values: std::rc::Rc<Vec<Interval>>,
 }
 
 impl Lowerer<'_> {
@@ -285,21 +288,17 @@ impl Lowerer<'_> {
         let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
         let mut guards = Vec::new();
         let mut offsets: HashMap<String, Expr> = HashMap::new();
+        let split = Split {
+            st,
+            region,
+            extent: &extent,
+            kind_of: &kind_of,
+            loop_var: &loop_var,
+        };
         let coords: Vec<Expr> = st
             .roots
             .iter()
-            .map(|r| {
-                simplify(&value(
-                    r,
-                    st,
-                    region,
-                    &extent,
-                    &kind_of,
-                    &loop_var,
-                    &mut guards,
-                    &mut offsets,
-                ))
-            })
+            .map(|r| simplify(&value(r, &split, &mut guards, &mut offsets)))
             .collect();
 
         let loops: Vec<Loop> = st
@@ -432,7 +431,7 @@ impl Lowerer<'_> {
         HashMap<FuncId, Vec<(Expr, Expr)>>,
     ) {
         let p = self.p;
-        let values = crate::analysis::bounds::func_value_bounds(p);
+        let values = std::rc::Rc::clone(&self.values);
         let value_of = |g: FuncId| values[g].clone();
         let loop_scope = Scope {
             loops: inner.to_vec(),
@@ -662,7 +661,7 @@ impl Lowerer<'_> {
             return None;
         };
         let i = loops.iter().position(|l| l.var.name == *var)?;
-        let values = crate::analysis::bounds::func_value_bounds(self.p);
+        let values = std::rc::Rc::clone(&self.values);
         let value_of = |g: FuncId| values[g].clone();
         let scope = Scope {
             loops: loops[..i]
@@ -790,16 +789,30 @@ fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
 
 /// A variable's value: a loop's own value, or the sum its split defines.
 /// Roots are absolute coordinates, every other variable counts from 0.
+/// What the value of a stage's variables depends on.
+struct Split<'a> {
+    st: &'a StageSchedule,
+    region: &'a [(Expr, Expr)],
+    extent: &'a HashMap<&'a str, Expr>,
+    kind_of: &'a dyn Fn(&str) -> Option<LoopKind>,
+    loop_var: &'a dyn Fn(&str) -> LoopVar,
+}
+
+/// The value of variable `name` (see [`Split`]); records the guard of each
+/// split and, for an inner variable that is a loop, its outer offset.
 fn value(
     name: &str,
-    st: &StageSchedule,
-    region: &[(Expr, Expr)],
-    extent: &HashMap<&str, Expr>,
-    kind_of: &dyn Fn(&str) -> Option<LoopKind>,
-    loop_var: &dyn Fn(&str) -> LoopVar,
+    sp: &Split,
     guards: &mut Vec<Expr>,
     offsets: &mut HashMap<String, Expr>,
 ) -> Expr {
+    let Split {
+        st,
+        region,
+        extent,
+        kind_of,
+        loop_var,
+    } = *sp;
     if kind_of(name).is_some() {
         return Expr::new(ExprKind::Loop(loop_var(name)), Type::I64);
     }
@@ -808,12 +821,8 @@ fn value(
         .iter()
         .find(|s| s.old == name)
         .expect("a variable is a loop or was split");
-    let outer = value(
-        &s.outer, st, region, extent, kind_of, loop_var, guards, offsets,
-    );
-    let inner = value(
-        &s.inner, st, region, extent, kind_of, loop_var, guards, offsets,
-    );
+    let outer = value(&s.outer, sp, guards, offsets);
+    let inner = value(&s.inner, sp, guards, offsets);
     let e = extent[name].clone();
     let n = i64c(s.factor);
     let plain = bin(BinOp::Mul, outer, n.clone());
