@@ -68,6 +68,18 @@ pub enum Error {
         /// The shape given.
         got: String,
     },
+    /// A func's schedule bounds it (`f.bound(x, min, extent)`) to fewer
+    /// coordinates than the pipeline needs of it for this call.
+    BoundTooSmall {
+        /// The func.
+        func: &'static str,
+        /// The dimension's variable.
+        dim: &'static str,
+        /// The coordinates needed, half-open.
+        needed: core::ops::Range<i64>,
+        /// The coordinates the bound allows, half-open.
+        bound: core::ops::Range<i64>,
+    },
     /// The CUDA version of a pipeline cannot run on this machine or build.
     CudaUnavailable {
         /// Why, as a sentence.
@@ -156,6 +168,17 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{what} needs shape {expected}, but got shape {got}; pass views of the same shape"
+            ),
+            Error::BoundTooSmall {
+                func,
+                dim,
+                needed,
+                bound,
+            } => write!(
+                f,
+                "`{func}` is bounded to {dim} in [{}, {}) by its schedule, but this call needs \
+                 [{}, {}); widen the bound, or ask for a smaller output",
+                bound.start, bound.end, needed.start, needed.end
             ),
             Error::CudaUnavailable { reason } => write!(
                 f,

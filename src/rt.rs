@@ -99,6 +99,29 @@ pub fn alloc<T: Element, const N: usize>(
     Ok(Buffer::from_vec(data, shape).expect("the length is the shape's element count"))
 }
 
+/// Checks that the coordinates `[min, max]` (inclusive) that a call needs of
+/// dimension `dim` of `func` lie inside the bound its schedule gives it,
+/// `[lo, hi]`; an empty need is always fine.
+pub fn check_bound(
+    func: &'static str,
+    dim: &'static str,
+    min: i64,
+    max: i64,
+    lo: i64,
+    hi: i64,
+) -> Result<(), Error> {
+    if max < min || (lo <= min && max <= hi) {
+        Ok(())
+    } else {
+        Err(Error::BoundTooSmall {
+            func,
+            dim,
+            needed: min..max.saturating_add(1),
+            bound: lo..hi.saturating_add(1),
+        })
+    }
+}
+
 /// Checks that every non-empty dimension of the inclusive box `[min, max]` lies
 /// within `i32`, the type of coordinates in generated loops.
 ///

@@ -325,3 +325,64 @@ fn sliding_window_with_folded_storage() {
     );
     check(sliding::__SOURCE, "sliding", |i, o| sliding(i, o));
 }
+
+pipeline! {
+    fn lut_bounded(input: Image<u8, 2>) -> Image<u16, 2> {
+        lut(i) = (i * i / 4) as u16;
+        out(x, y) = lut(input(x, y) as i32) + lut(input(x, y) as i32 / 2);
+        out
+    }
+    schedule lut_bounded {
+        lut.compute_root().bound(i, 0, 256);
+    }
+
+    fn lut_too_tight(input: Image<u8, 2>) -> Image<u16, 2> {
+        lut(i) = (i * i / 4) as u16;
+        out(x, y) = lut(input(x, y) as i32);
+        out
+    }
+    schedule lut_too_tight {
+        lut.compute_root().bound(i, 0, 100);
+    }
+}
+
+#[test]
+fn bound_fixes_a_funcs_region() {
+    let input = noise([9usize, 7usize], 3, |s| (s % 40) as u8);
+    let mut out = Buffer::<u16, 2>::new([9, 7]);
+    let (r, allocs) = pipeline::record_allocations(|| lut_bounded(&input, &mut out));
+    r.unwrap();
+    let mine: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.pipeline == "lut_bounded")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(
+        mine,
+        vec![256],
+        "the lut is computed over exactly its bound"
+    );
+    let mut want = [region_image::<u16, 2>([0, 0], [9, 7])];
+    interpret(
+        lut_bounded::__SOURCE,
+        "lut_bounded",
+        &[image_of(&input.view())],
+        &[],
+        &mut want,
+    )
+    .unwrap();
+    assert_matches(&out.view(), &want[0], "lut_bounded");
+
+    // A bound smaller than what the pipeline may read is an error, before any work.
+    out.as_mut_slice().fill(7);
+    let err = lut_too_tight(&input, &mut out).unwrap_err();
+    assert!(
+        matches!(&err, Error::BoundTooSmall { func: "lut", needed, .. } if *needed == (0..256)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("widen the bound"), "{err}");
+    assert!(
+        out.as_slice().iter().all(|&v| v == 7),
+        "the output is untouched"
+    );
+}

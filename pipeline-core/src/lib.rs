@@ -83,7 +83,11 @@ pub fn lower_pipeline(
     let bounds = pass(
         "bounds",
         |b: &BoundsProgram| format!("{} symbols", b.syms.len()),
-        || analysis::bounds::infer(&pipeline),
+        || {
+            let fixed: Vec<Vec<(usize, i64, i64)>> =
+                sched.funcs.iter().map(|f| f.bounds.clone()).collect();
+            analysis::bounds::infer_bounded(&pipeline, &fixed)
+        },
     );
     let synthesized = pass(
         "loops",
@@ -139,9 +143,6 @@ fn schedule_text(
         }
         if !chain.is_empty() {
             s += &format!("    {}.{};\n", func.name, chain.join("."));
-        }
-        if fs.written.iter().any(|d| d.starts_with("bound")) {
-            s += "    // bound is checked but not applied yet\n";
         }
     }
     for &f in inlined {

@@ -48,6 +48,9 @@ pub struct BoundsProgram {
     pub consumed: Vec<Vec<DimSyms>>,
     /// Per input: the region that must be readable.
     pub inputs: Vec<Vec<DimSyms>>,
+    /// Dimensions fixed by `bound`: (func, dimension, the region needed, the
+    /// bound's first and last coordinate). The entry checks need within bound.
+    pub bounded: Vec<(FuncId, usize, DimSyms, i64, i64)>,
 }
 
 /// Inclusive bounds of each reduction variable of an update, as i64 exprs.
@@ -182,6 +185,28 @@ impl Builder<'_> {
         (vars, rvars, guard)
     }
 
+    /// Replaces the realized region of the dimensions a `bound` fixes,
+    /// remembering what was needed for the entry's check.
+    fn fix(&mut self, f: FuncId, fixed: &[(usize, i64, i64)]) {
+        for &(d, min, extent) in fixed {
+            let needed = self.prog.realized[f][d];
+            let var = self.dim_name(f, d);
+            let name = &self.p.funcs[f].name;
+            let lo = self.sym(
+                format!("{name}.bound.min.{var}"),
+                Some(Expr::i64(min as i128)),
+            );
+            let hi = self.sym(
+                format!("{name}.bound.max.{var}"),
+                Some(Expr::i64((min + extent - 1) as i128)),
+            );
+            self.prog.realized[f][d] = (lo, hi);
+            self.prog
+                .bounded
+                .push((f, d, needed, min, min + extent - 1));
+        }
+    }
+
     /// Binds the union of demands to fresh symbols, one pair per dimension.
     fn union(
         &mut self,
@@ -253,6 +278,12 @@ pub fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(E
 
 /// Infers the regions of all live funcs and inputs.
 pub fn infer(p: &Pipeline) -> BoundsProgram {
+    infer_bounded(p, &vec![Vec::new(); p.funcs.len()])
+}
+
+/// [`infer`], with the regions of some dimensions fixed by the schedule's
+/// `bound(var, min, extent)`: per func, `(dimension, min, extent)`.
+pub fn infer_bounded(p: &Pipeline, fixed: &[Vec<(usize, i64, i64)>]) -> BoundsProgram {
     let mut b = Builder {
         p,
         values: func_value_bounds(p),
@@ -262,6 +293,7 @@ pub fn infer(p: &Pipeline) -> BoundsProgram {
             realized: vec![Vec::new(); p.funcs.len()],
             consumed: vec![Vec::new(); p.funcs.len()],
             inputs: Vec::new(),
+            bounded: Vec::new(),
         },
     };
     for (k, &f) in p.outputs.iter().enumerate() {
@@ -307,6 +339,7 @@ pub fn infer(p: &Pipeline) -> BoundsProgram {
         b.prog.consumed[f] = consumed.clone();
         if func.updates.is_empty() {
             b.prog.realized[f] = consumed;
+            b.fix(f, &fixed[f]);
             continue;
         }
         // The updates' own reads and writes of f widen its realized region.
@@ -337,6 +370,7 @@ pub fn infer(p: &Pipeline) -> BoundsProgram {
             own.extend(reads);
         }
         b.prog.realized[f] = b.union(&func.name, &names, &own);
+        b.fix(f, &fixed[f]);
     }
     for (i, input) in p.inputs.iter().enumerate() {
         let names: Vec<String> = (0..input.dims)

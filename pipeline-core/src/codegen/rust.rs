@@ -685,6 +685,11 @@ pub fn generate(input: &Input) -> TokenStream {
         let hi = b.inputs[i].iter().map(|&(_, h)| sym(h));
         checks.push(quote!(::pipeline::rt::check_input(#name, &#v, [#(#lo),*], [#(#hi),*])?;));
     }
+    for &(f, d, (lo, hi), bmin, bmax) in &b.bounded {
+        let (name, var) = (&p.funcs[f].name, &p.funcs[f].vars[d]);
+        let (lo, hi) = (sym(lo), sym(hi));
+        checks.push(quote!(::pipeline::rt::check_bound(#name, #var, #lo, #hi, #bmin, #bmax)?;));
+    }
     for (i, inp) in p.inputs.iter().enumerate() {
         let v = format_ident!("__in{}", i);
         for d in 0..inp.dims {

@@ -11,7 +11,7 @@
 //!
 //! Whether a `compute_at` can be honoured depends on the whole schedule and on
 //! inlining, so loop synthesis checks it and reports at the directive.
-//! `bound` is checked only; `for cuda` blocks are checked only.
+//! `for cuda` blocks are checked only.
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
@@ -322,6 +322,29 @@ fn apply(
                 fs.store = Some((g, args[1].clone()));
                 fs.store_tokens = Some(directive(m));
             }
+            Ok(())
+        }
+        "bound" => {
+            let Some(d) = p.funcs[f].vars.iter().position(|v| *v == args[0]) else {
+                return Err(Error::new_spanned(
+                    directive(m),
+                    format!("`{}` is not a dimension of `{}`", args[0], p.funcs[f].name),
+                ));
+            };
+            let literal = |i: usize| -> Result<i64, Error> {
+                let text = args[i].replace(' ', "");
+                text.parse::<i64>()
+                    .map_err(|_| Error::new_spanned(&m.args[i], "a bound is an integer literal"))
+            };
+            let (min, extent) = (literal(1)?, literal(2)?);
+            if extent < 0 {
+                return Err(Error::new_spanned(
+                    &m.args[2],
+                    "a bound's extent cannot be negative",
+                ));
+            }
+            fs.bounds.retain(|b| b.0 != d);
+            fs.bounds.push((d, min, extent));
             Ok(())
         }
         "compute_inline" => {

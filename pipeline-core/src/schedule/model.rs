@@ -195,6 +195,9 @@ pub struct FuncSchedule {
     pub at_tokens: Option<proc_macro2::TokenStream>,
     /// The tokens of its `store_at` directive.
     pub store_tokens: Option<proc_macro2::TokenStream>,
+    /// `bound(var, min, extent)`: per dimension, the region it is computed
+    /// over, whatever its consumers need (a call needing more is an error).
+    pub bounds: Vec<(usize, i64, i64)>,
 }
 
 /// The schedule of a pipeline, indexed by func.
@@ -225,6 +228,7 @@ impl Schedule {
                         store: None,
                         at_tokens: None,
                         store_tokens: None,
+                        bounds: Vec::new(),
                     }
                 })
                 .collect(),
