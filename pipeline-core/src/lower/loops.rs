@@ -25,7 +25,7 @@
 //!                   for out.yi { for out.x { out(x, y) = blur_x(..) } } } }
 //! ```
 
-use crate::analysis::bounds::{demand, BoundsProgram};
+use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::interval::{visit_loads, Interval, Scope};
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
@@ -425,6 +425,7 @@ impl Lowerer<'_> {
         coords: &[Expr],
         inner: &[(LoopVar, Interval)],
         funcs: &[FuncId],
+        label: &str,
     ) -> (
         Vec<(SymId, Expr)>,
         HashMap<FuncId, Vec<(SymId, SymId)>>,
@@ -457,7 +458,19 @@ impl Lowerer<'_> {
                     } = &n.kind
                     {
                         if *g == h {
-                            demands.push(demand(args, &scope, &Expr::bool(true), dims));
+                            // No emptiness guard: the result is clipped to the
+                            // global region, and an inverted one computes nothing.
+                            demands.push(
+                                args.iter()
+                                    .map(|a| {
+                                        let b = crate::analysis::interval::bounds_of(a, &scope);
+                                        (
+                                            b.min.expect("checked: bounded"),
+                                            b.max.expect("checked: bounded"),
+                                        )
+                                    })
+                                    .collect(),
+                            );
                         }
                     }
                 });
@@ -485,8 +498,8 @@ impl Lowerer<'_> {
                 let hi = simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1)));
                 let var = &p.funcs[h].vars[d];
                 let (slo, shi) = (
-                    self.new_sym(format!("{}.min.{var}", p.funcs[h].name)),
-                    self.new_sym(format!("{}.max.{var}", p.funcs[h].name)),
+                    self.new_sym(format!("{}.{label}.min.{var}", p.funcs[h].name)),
+                    self.new_sym(format!("{}.{label}.max.{var}", p.funcs[h].name)),
                 );
                 lets.push((slo, lo.clone()));
                 lets.push((shi, hi.clone()));
@@ -531,7 +544,7 @@ impl Lowerer<'_> {
             .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.bound.clone())))
             .collect();
         if !computed.is_empty() {
-            let (lets, regions, values) = self.regions(f, coords, &inner, &computed);
+            let (lets, regions, values) = self.regions(f, coords, &inner, &computed, "iteration");
             let mut lets = lets;
             // Sliding window: when a func is stored just outside this loop
             // and its region moves monotonically with it, each iteration
@@ -615,7 +628,7 @@ impl Lowerer<'_> {
                 })
                 .collect();
             readers.sort();
-            let (lets, regions, _) = self.regions(f, coords, &inner, &readers);
+            let (lets, regions, _) = self.regions(f, coords, &inner, &readers, "stored");
             for &h in stored.iter().rev() {
                 let mut region: Vec<(Expr, Expr)> = regions[&h]
                     .iter()
