@@ -10,7 +10,10 @@
 //! image and writes `out/bilateral_grid_input.png` and `out/bilateral_grid_output.png`.
 #![allow(dead_code)]
 
+#[path = "support/mod.rs"]
+mod support;
 use pipeline::{pipeline, Buffer};
+use support::{noise, save_gray};
 
 /// The side of a grid cell in pixels (the spatial sigma). The pipeline and its templates
 /// write it, and `LEVELS`, as literals (`/ 8`, `* 10.0`); the reference uses these.
@@ -275,34 +278,6 @@ pub fn make_input(w: usize, h: usize) -> Buffer<f32, 2> {
     })
 }
 
-/// Uniform noise in [0, 1) at a pixel: a hash of the position and `k` stirred by two
-/// rounds of xorshift, each followed by a multiply (xorshift*) so that no pattern of the
-/// coordinates survives.
-fn noise(x: usize, y: usize, k: u32) -> f32 {
-    let mut s = (x as u32)
-        .wrapping_mul(0x9E37_79B1)
-        .wrapping_add((y as u32).wrapping_mul(0x85EB_CA77))
-        ^ k.wrapping_mul(0xC2B2_AE3D);
-    for _ in 0..2 {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s = s.wrapping_mul(0x2545_F491);
-    }
-    (s >> 8) as f32 / (1u32 << 24) as f32
-}
-
-/// Writes a gray f32 buffer with values in [0, 1] as an 8-bit PNG, clamping.
-fn save_gray(buffer: &Buffer<f32, 2>, path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let [w, h] = buffer.shape();
-    let image = image::GrayImage::from_fn(w as u32, h as u32, |x, y| {
-        image::Luma([(buffer[[x as usize, y as usize]].clamp(0.0, 1.0) * 255.0).round() as u8])
-    });
-    image.save(path)?;
-    println!("wrote {path}");
-    Ok(())
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (w, h) = (1024, 768);
     let input = make_input(w, h);
@@ -330,7 +305,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("largest difference from the reference: {max_difference:e}");
 
     std::fs::create_dir_all("out")?;
-    save_gray(&input, "out/bilateral_grid_input.png")?;
-    save_gray(&output, "out/bilateral_grid_output.png")?;
+    save_gray(&input, "out/bilateral_grid_input.png", |v| v)?;
+    save_gray(&output, "out/bilateral_grid_output.png", |v| v)?;
     Ok(())
 }

@@ -4,7 +4,10 @@
 //! writes `out/blur_input.png` and `out/blur_output.png` (16-bit gray PNGs).
 #![allow(dead_code)]
 
+#[path = "support/mod.rs"]
+mod support;
 use pipeline::{pipeline, Buffer};
+use support::{noise, save_gray16};
 
 pipeline! {
     /// Separable 3x3 box blur of a 16-bit image; edges repeat the border pixel.
@@ -81,37 +84,6 @@ pub fn make_input(w: usize, h: usize) -> Buffer<u16, 2> {
         let value = 0.1 + gradient + checker + bright_disc + dark_disc + 0.08 * noise(x, y, 0);
         (value.clamp(0.0, 1.0) * 65535.0) as u16
     })
-}
-
-/// Uniform noise in [0, 1) at a pixel: a hash of the position and `k` stirred by two
-/// rounds of xorshift, each followed by a multiply (xorshift*) so that no pattern of the
-/// coordinates survives.
-fn noise(x: usize, y: usize, k: u32) -> f32 {
-    let mut s = (x as u32)
-        .wrapping_mul(0x9E37_79B1)
-        .wrapping_add((y as u32).wrapping_mul(0x85EB_CA77))
-        ^ k.wrapping_mul(0xC2B2_AE3D);
-    for _ in 0..2 {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s = s.wrapping_mul(0x2545_F491);
-    }
-    (s >> 8) as f32 / (1u32 << 24) as f32
-}
-
-/// Writes a 16-bit gray buffer as a 16-bit PNG.
-fn save_gray16(buffer: &Buffer<u16, 2>, path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let [w, h] = buffer.shape();
-    let image = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_raw(
-        w as u32,
-        h as u32,
-        buffer.as_slice().to_vec(),
-    )
-    .ok_or("buffer length does not match its shape")?;
-    image.save(path)?;
-    println!("wrote {path}");
-    Ok(())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,7 +8,10 @@
 //! `out/harris_corners.png` (the input with its corners marked by red squares).
 #![allow(dead_code)]
 
+#[path = "support/mod.rs"]
+mod support;
 use pipeline::{pipeline, Buffer};
+use support::{noise, save_rgb, to_u8};
 
 pipeline! {
     /// Harris corner response of an RGB image with values in [0, 1], shape `[w, h, 3]`.
@@ -178,40 +181,6 @@ pub fn make_input(w: usize, h: usize) -> Buffer<f32, 3> {
         }
         (value + 0.02 * (noise(x, y, c as u32) - 0.5)).clamp(0.0, 1.0)
     })
-}
-
-/// Uniform noise in [0, 1) at a pixel: a hash of the position and `k` stirred by two
-/// rounds of xorshift, each followed by a multiply (xorshift*) so that no pattern of the
-/// coordinates survives.
-fn noise(x: usize, y: usize, k: u32) -> f32 {
-    let mut s = (x as u32)
-        .wrapping_mul(0x9E37_79B1)
-        .wrapping_add((y as u32).wrapping_mul(0x85EB_CA77))
-        ^ k.wrapping_mul(0xC2B2_AE3D);
-    for _ in 0..2 {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s = s.wrapping_mul(0x2545_F491);
-    }
-    (s >> 8) as f32 / (1u32 << 24) as f32
-}
-
-/// Converts a value in [0, 1] to 8 bits, clamping what lies outside.
-fn to_u8(value: f32) -> u8 {
-    (value.clamp(0.0, 1.0) * 255.0).round() as u8
-}
-
-/// Writes a planar `[w, h, 3]` f32 buffer as an 8-bit RGB PNG.
-fn save_rgb(buffer: &Buffer<f32, 3>, path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let [w, h, _] = buffer.shape();
-    let image = image::RgbImage::from_fn(w as u32, h as u32, |x, y| {
-        let (x, y) = (x as usize, y as usize);
-        image::Rgb([0, 1, 2].map(|c| to_u8(buffer[[x, y, c]])))
-    });
-    image.save(path)?;
-    println!("wrote {path}");
-    Ok(())
 }
 
 /// Writes the response as gray: 0 at mid-gray, the square root of the response relative to

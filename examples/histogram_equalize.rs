@@ -8,7 +8,10 @@
 //! `out/histogram_equalize_output.png`.
 #![allow(dead_code)]
 
+#[path = "support/mod.rs"]
+mod support;
 use pipeline::{pipeline, Buffer};
+use support::{noise, save_gray8};
 
 pipeline! {
     /// Histogram equalization of an 8-bit gray image.
@@ -88,33 +91,6 @@ pub fn make_input(w: usize, h: usize) -> Buffer<u8, 2> {
         value += 0.05 * (fx * 0.2).sin() * (fy * 0.15).cos() + 0.1 * noise(x, y, 0);
         (70.0 + 80.0 * value.clamp(0.0, 1.0)) as u8
     })
-}
-
-/// Uniform noise in [0, 1) at a pixel: a hash of the position and `k` stirred by two
-/// rounds of xorshift, each followed by a multiply (xorshift*) so that no pattern of the
-/// coordinates survives.
-fn noise(x: usize, y: usize, k: u32) -> f32 {
-    let mut s = (x as u32)
-        .wrapping_mul(0x9E37_79B1)
-        .wrapping_add((y as u32).wrapping_mul(0x85EB_CA77))
-        ^ k.wrapping_mul(0xC2B2_AE3D);
-    for _ in 0..2 {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s = s.wrapping_mul(0x2545_F491);
-    }
-    (s >> 8) as f32 / (1u32 << 24) as f32
-}
-
-/// Writes an 8-bit gray buffer as a PNG.
-fn save_gray8(buffer: &Buffer<u8, 2>, path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let [w, h] = buffer.shape();
-    let image = image::GrayImage::from_raw(w as u32, h as u32, buffer.as_slice().to_vec())
-        .ok_or("buffer length does not match its shape")?;
-    image.save(path)?;
-    println!("wrote {path}");
-    Ok(())
 }
 
 /// The lowest and highest level that occur in a buffer.

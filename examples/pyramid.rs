@@ -9,7 +9,10 @@
 //! every level of a procedural 1024x768 image to `out/pyramid_*.png`.
 #![allow(dead_code)]
 
+#[path = "support/mod.rs"]
+mod support;
 use pipeline::{pipeline, Buffer};
+use support::{noise, save_gray};
 
 pipeline! {
     /// REDUCE: blur with `[1 4 6 4 1] / 16` in x and in y, keeping every other sample.
@@ -277,40 +280,6 @@ pub fn make_input(w: usize, h: usize) -> Buffer<f32, 2> {
         }
         (value + 0.04 * (noise(x, y, 0) - 0.5)).clamp(0.0, 1.0)
     })
-}
-
-/// Uniform noise in [0, 1) at a pixel: a hash of the position and `k` stirred by two
-/// rounds of xorshift, each followed by a multiply (xorshift*) so that no pattern of the
-/// coordinates survives.
-fn noise(x: usize, y: usize, k: u32) -> f32 {
-    let mut s = (x as u32)
-        .wrapping_mul(0x9E37_79B1)
-        .wrapping_add((y as u32).wrapping_mul(0x85EB_CA77))
-        ^ k.wrapping_mul(0xC2B2_AE3D);
-    for _ in 0..2 {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s = s.wrapping_mul(0x2545_F491);
-    }
-    (s >> 8) as f32 / (1u32 << 24) as f32
-}
-
-/// Writes a gray f32 buffer as an 8-bit PNG, mapping each value with `map` and clamping
-/// the result to [0, 1].
-fn save_gray(
-    buffer: &Buffer<f32, 2>,
-    path: &str,
-    map: impl Fn(f32) -> f32,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let [w, h] = buffer.shape();
-    let image = image::GrayImage::from_fn(w as u32, h as u32, |x, y| {
-        let value = map(buffer[[x as usize, y as usize]]);
-        image::Luma([(value.clamp(0.0, 1.0) * 255.0).round() as u8])
-    });
-    image.save(path)?;
-    println!("wrote {path}");
-    Ok(())
 }
 
 /// The largest absolute difference between two buffers of the same shape.

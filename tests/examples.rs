@@ -12,6 +12,10 @@
 //! exactly the region of the buffer it is given, reading whatever input that needs) and
 //! must leave the rest of the underlying buffer untouched.
 
+// Each example is a standalone program that includes `examples/support`;
+// included here together, they include it once each.
+#![allow(clippy::duplicate_mod)]
+
 mod common;
 
 #[path = "../examples/bilateral_grid.rs"]

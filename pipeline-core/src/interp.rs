@@ -583,7 +583,7 @@ fn binary(op: BinOp, ty: Type, x: Value, y: Value) -> Value {
             Ok(v) => Value::F32(v as f32),
             Err(c) => Value::Bool(c),
         },
-        (Value::F64(a), Value::F64(b)) => match float_op(op, a, b, f64_op_dyn) {
+        (Value::F64(a), Value::F64(b)) => match float_op(op, a, b, |a, b, op| f64_op(op, a, b)) {
             Ok(v) => Value::F64(v),
             Err(c) => Value::Bool(c),
         },
@@ -591,29 +591,24 @@ fn binary(op: BinOp, ty: Type, x: Value, y: Value) -> Value {
     }
 }
 
-fn f64_op_dyn(a: f64, b: f64, op: BinOp) -> f64 {
-    match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        BinOp::Div => a / b,
-        BinOp::Rem => a - b * (a / b).floor(),
-        BinOp::Min => a.min(b),
-        _ => a.max(b),
-    }
+/// Float arithmetic, once per float type; `%` is the floored remainder.
+macro_rules! arith {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BinOp, a: $t, b: $t) -> $t {
+            match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div => a / b,
+                BinOp::Rem => a - b * (a / b).floor(),
+                BinOp::Min => a.min(b),
+                _ => a.max(b),
+            }
+        }
+    };
 }
-
-fn f32_op(op: BinOp, a: f32, b: f32) -> f32 {
-    match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        BinOp::Div => a / b,
-        BinOp::Rem => a - b * (a / b).floor(),
-        BinOp::Min => a.min(b),
-        _ => a.max(b),
-    }
-}
+arith!(f32_op, f32);
+arith!(f64_op, f64);
 
 /// Comparisons give `Err(bool)`, arithmetic `Ok(value)` computed by `arith`.
 fn float_op(
@@ -640,39 +635,30 @@ fn float_op(
     }
 }
 
-fn math_f32(m: MathFn, x: f32, y: f32) -> f32 {
-    match m {
-        MathFn::Sqrt => x.sqrt(),
-        MathFn::Exp | MathFn::FastExp => x.exp(),
-        MathFn::Log | MathFn::FastLog => x.ln(),
-        MathFn::Pow => x.powf(y),
-        MathFn::Sin => x.sin(),
-        MathFn::Cos => x.cos(),
-        MathFn::Tan => x.tan(),
-        MathFn::Atan2 => x.atan2(y),
-        MathFn::Floor => x.floor(),
-        MathFn::Ceil => x.ceil(),
-        MathFn::Round => x.round(),
-        MathFn::Trunc => x.trunc(),
-    }
+/// The float built-ins, once per float type (both call Rust's own methods,
+/// exactly as generated code does).
+macro_rules! math {
+    ($name:ident, $t:ty) => {
+        fn $name(m: MathFn, x: $t, y: $t) -> $t {
+            match m {
+                MathFn::Sqrt => x.sqrt(),
+                MathFn::Exp | MathFn::FastExp => x.exp(),
+                MathFn::Log | MathFn::FastLog => x.ln(),
+                MathFn::Pow => x.powf(y),
+                MathFn::Sin => x.sin(),
+                MathFn::Cos => x.cos(),
+                MathFn::Tan => x.tan(),
+                MathFn::Atan2 => x.atan2(y),
+                MathFn::Floor => x.floor(),
+                MathFn::Ceil => x.ceil(),
+                MathFn::Round => x.round(),
+                MathFn::Trunc => x.trunc(),
+            }
+        }
+    };
 }
-
-fn math_f64(m: MathFn, x: f64, y: f64) -> f64 {
-    match m {
-        MathFn::Sqrt => x.sqrt(),
-        MathFn::Exp | MathFn::FastExp => x.exp(),
-        MathFn::Log | MathFn::FastLog => x.ln(),
-        MathFn::Pow => x.powf(y),
-        MathFn::Sin => x.sin(),
-        MathFn::Cos => x.cos(),
-        MathFn::Tan => x.tan(),
-        MathFn::Atan2 => x.atan2(y),
-        MathFn::Floor => x.floor(),
-        MathFn::Ceil => x.ceil(),
-        MathFn::Round => x.round(),
-        MathFn::Trunc => x.trunc(),
-    }
-}
+math!(math_f32, f32);
+math!(math_f64, f64);
 
 /// Rust `as` (and saturating_cast when `saturate`) between DSL types.
 fn cast(to: Type, v: Value, saturate: bool) -> Value {
