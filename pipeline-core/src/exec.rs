@@ -25,38 +25,7 @@ pub fn run_lowered(
     if outputs.iter().all(|o| o.shape.contains(&0)) {
         return Ok(());
     }
-    let mut m = Machine {
-        p,
-        inputs,
-        params,
-        syms: vec![0; b.syms.len() + l.local_syms],
-        funcs: vec![None; p.funcs.len()],
-        folds: vec![Vec::new(); p.funcs.len()],
-    };
-    for (k, region) in b.outputs.iter().enumerate() {
-        for (d, &(lo, hi)) in region.iter().enumerate() {
-            m.syms[lo] = outputs[k].min[d];
-            m.syms[hi] = outputs[k].min[d] + outputs[k].shape[d] as i64 - 1;
-        }
-    }
-    for (s, def) in b.syms.iter().enumerate() {
-        if let Some(v) = &def.value {
-            m.syms[s] = m.eval(v, &Frame::new(&[], &[])).int_value() as i64;
-        }
-    }
-    for (i, region) in b.inputs.iter().enumerate() {
-        let (min, max): (Vec<i64>, Vec<i64>) =
-            region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
-        if min.iter().zip(&max).any(|(a, z)| z < a) {
-            continue;
-        }
-        let img = &inputs[i];
-        if !(0..min.len())
-            .all(|d| min[d] >= img.min[d] && max[d] < img.min[d] + img.shape[d] as i64)
-        {
-            return Err(format!("input `{}` is too small", p.inputs[i].name));
-        }
-    }
+    let mut m = Machine::prepare(p, b, inputs, params, outputs, l.local_syms)?;
     // Outputs written in place are their own buffers.
     for (k, &f) in p.outputs.iter().enumerate() {
         if crate::lower::loops::writes_output_directly(p, f) {

@@ -165,6 +165,63 @@ pub(crate) struct Machine<'a> {
     pub(crate) folds: Vec<Vec<Option<i64>>>,
 }
 
+impl<'a> Machine<'a> {
+    /// A machine with the bounds program evaluated for these outputs (plus
+    /// `extra_syms` symbols for lowered statements to bind), after checking
+    /// every input covers what it must.
+    pub(crate) fn prepare(
+        p: &'a Pipeline,
+        b: &BoundsProgram,
+        inputs: &'a [Image],
+        params: &'a [Value],
+        outputs: &[Image],
+        extra_syms: usize,
+    ) -> Result<Machine<'a>, String> {
+        let mut m = Machine {
+            p,
+            inputs,
+            params,
+            syms: vec![0; b.syms.len() + extra_syms],
+            funcs: vec![None; p.funcs.len()],
+            folds: vec![Vec::new(); p.funcs.len()],
+        };
+        for (k, region) in b.outputs.iter().enumerate() {
+            for (d, &(lo, hi)) in region.iter().enumerate() {
+                m.syms[lo] = outputs[k].min[d];
+                m.syms[hi] = outputs[k].min[d] + outputs[k].shape[d] as i64 - 1;
+            }
+        }
+        for (s, def) in b.syms.iter().enumerate() {
+            if let Some(v) = &def.value {
+                let frame = Frame::new(&[], &[]);
+                m.syms[s] = m.eval(v, &frame).int() as i64;
+            }
+        }
+        for (i, region) in b.inputs.iter().enumerate() {
+            let (min, max): (Vec<i64>, Vec<i64>) =
+                region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
+            if min.iter().zip(&max).any(|(a, z)| z < a) {
+                continue;
+            }
+            let img = &inputs[i];
+            let inside = (0..min.len())
+                .all(|d| min[d] >= img.min[d] && max[d] < img.min[d] + img.shape[d] as i64);
+            if !inside {
+                let given: Vec<i64> = (0..min.len())
+                    .map(|d| img.min[d] + img.shape[d] as i64 - 1)
+                    .collect();
+                return Err(format!(
+                    "input `{}` is too small: needed {}, given {}",
+                    p.inputs[i].name,
+                    Image::region_text(&min, &max),
+                    Image::region_text(&img.min, &given)
+                ));
+            }
+        }
+        Ok(m)
+    }
+}
+
 /// Wraps folded coordinates into their storage.
 pub(crate) fn fold_coords(c: &mut [i64], fold: &[Option<i64>]) {
     for (c, f) in c.iter_mut().zip(fold) {
@@ -210,47 +267,7 @@ pub fn run_with(
     if outputs.iter().all(|o| o.shape.contains(&0)) {
         return Ok(());
     }
-    let mut m = Machine {
-        p,
-        inputs,
-        params,
-        syms: vec![0; b.syms.len()],
-        funcs: vec![None; p.funcs.len()],
-        folds: vec![Vec::new(); p.funcs.len()],
-    };
-    for (k, region) in b.outputs.iter().enumerate() {
-        for (d, &(lo, hi)) in region.iter().enumerate() {
-            m.syms[lo] = outputs[k].min[d];
-            m.syms[hi] = outputs[k].min[d] + outputs[k].shape[d] as i64 - 1;
-        }
-    }
-    for (s, def) in b.syms.iter().enumerate() {
-        if let Some(v) = &def.value {
-            let frame = Frame::new(&[], &[]);
-            m.syms[s] = m.eval(v, &frame).int() as i64;
-        }
-    }
-    for (i, region) in b.inputs.iter().enumerate() {
-        let (min, max): (Vec<i64>, Vec<i64>) =
-            region.iter().map(|&(a, z)| (m.syms[a], m.syms[z])).unzip();
-        if min.iter().zip(&max).any(|(a, z)| z < a) {
-            continue;
-        }
-        let img = &inputs[i];
-        let inside = (0..min.len())
-            .all(|d| min[d] >= img.min[d] && max[d] < img.min[d] + img.shape[d] as i64);
-        if !inside {
-            let given: Vec<i64> = (0..min.len())
-                .map(|d| img.min[d] + img.shape[d] as i64 - 1)
-                .collect();
-            return Err(format!(
-                "input `{}` is too small: needed {}, given {}",
-                p.inputs[i].name,
-                Image::region_text(&min, &max),
-                Image::region_text(&img.min, &given)
-            ));
-        }
-    }
+    let mut m = Machine::prepare(p, b, inputs, params, outputs, 0)?;
     for f in p.live_funcs() {
         let region = &b.realized[f];
         let (min, max): (Vec<i64>, Vec<i64>) =
