@@ -149,6 +149,29 @@ differential!(
 );
 
 pipeline! {
+    /// Updates with pure variables: running sums along rows (a scan whose
+    /// rows are independent), column sums (an integer reduction per column)
+    /// and a pointwise update over its own rows.
+    fn scans(input: Image<u16, 2>) -> Image<u16, 2> {
+        ps(x, y) = input(x, y) as u32;
+        for r in rdom(1..input.width()) {
+            ps(r, y) = ps(r - 1, y) + ps(r, y);
+        }
+        colsum(x) = 0u32;
+        for r in rdom(0..input.height()) {
+            colsum(x) += input(x, r) as u32;
+        }
+        g(x, y) = ps(x, y) ^ colsum(x);
+        for r in rdom(0..input.height()) {
+            g(x, r) = g(x, r) * 3 + 1;
+        }
+        out(x, y) = (g(x, y) >> 3) as u16;
+        out
+    }
+}
+differential!(updates_with_pure_variables, scans, u16, u16, |s| s as u16);
+
+pipeline! {
     /// Histogram by a scattering update, cumulative sum by a scan, remap.
     fn equalize(input: Image<u8, 2>) -> Image<u8, 2> {
         hist(i) = 0u32;

@@ -386,3 +386,105 @@ fn bound_fixes_a_funcs_region() {
         "the output is untouched"
     );
 }
+
+// Update stages under schedules: reordered, split and vectorized reduction
+// loops where the result cannot depend on their order, parallel pure loops,
+// and funcs with updates computed inside their consumer's loops.
+
+/// One algorithm under several schedules, each a test against the
+/// interpreter.
+macro_rules! update_schedule_tests {
+    ($algorithm:tt $($test:ident: $name:ident { $($schedule:tt)* })*) => {$(
+        #[test]
+        fn $test() {
+            pipeline! {
+                fn $name(input: Image<u16, 2>) -> Image<u16, 2> $algorithm
+                schedule $name { $($schedule)* }
+            }
+            check($name::__SOURCE, stringify!($name), |i, o| $name(i, o));
+        }
+    )*};
+}
+
+update_schedule_tests!(
+    {
+        hist(i) = 0u32;
+        for (rx, ry) in rdom(0..input.width(), 0..input.height()) {
+            hist(input(rx, ry) as i32 / 4096) += 1;
+        }
+        out(x, y) = input(x, y) / 2 + hist(input(x, y) as i32 / 4096) as u16;
+        out
+    }
+    histogram_with_reordered_split_vectorized_rdom: hist_reordered {
+        hist.compute_root()
+            .update(0)
+            .reorder(ry, rx)
+            .split(rx, rxo, rxi, 7)
+            .vectorize(ry, 4);
+        out.parallel(y);
+    }
+    histogram_computed_per_output_row: hist_per_row {
+        hist.compute_at(out, y);
+        out.parallel(y);
+    }
+);
+
+update_schedule_tests!(
+    {
+        colsum(x) = 0u32;
+        for r in rdom(0..input.height()) {
+            colsum(x) += input(x, r) as u32;
+        }
+        out(x, y) = (colsum(x) % 65536) as u16 ^ input(x, y);
+        out
+    }
+    column_sums_with_vectorized_pure_loop_computed_per_strip: column_sums {
+        colsum.compute_at(out, xo).update().reorder(x, r).vectorize(x, 4);
+        out.split(x, xo, xi, 8).reorder(xi, y, xo).parallel(xo);
+    }
+);
+
+update_schedule_tests!(
+    {
+        ps(x, y) = input(x, y) as u32;
+        for r in rdom(1..input.width()) {
+            ps(r, y) = ps(r - 1, y) + ps(r, y);
+        }
+        out(x, y) = (ps(x, y) / 8) as u16;
+        out
+    }
+    row_scans_in_parallel_rows: row_scans {
+        ps.compute_root()
+            .parallel(y)
+            .update(0)
+            .split(y, yo, yi, 3)
+            .parallel(yo)
+            .unroll(r, 2);
+        out.parallel(y);
+    }
+    row_scans_vectorized_across_rows: row_scans_across {
+        ps.compute_root().update(0).reorder(y, r).vectorize(y, 4);
+    }
+    row_scans_computed_per_output_strip: row_scans_per_strip {
+        ps.compute_at(out, yo);
+        out.split(y, yo, yi, 4).parallel(yo);
+    }
+);
+
+update_schedule_tests!(
+    {
+        g(x, y) = input(x, y) as u32;
+        for r in rdom(0..input.height()) {
+            g(x, r) = g(x, r) * 3 + 1;
+        }
+        out(x, y) = g(x, y) as u16;
+        out
+    }
+    pointwise_update_over_its_own_rows_in_parallel: own_rows {
+        g.compute_root()
+            .update(0)
+            .split(r, ro, ri, 4)
+            .parallel(ro)
+            .vectorize(x, 8);
+    }
+);

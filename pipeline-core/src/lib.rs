@@ -139,10 +139,27 @@ fn schedule_text(
                 chain.push(format!("parallel({v})"));
             }
         } else {
-            chain.extend(fs.written.iter().cloned());
+            chain.extend(
+                fs.written
+                    .iter()
+                    .filter(|d| !d.starts_with("update("))
+                    .cloned(),
+            );
         }
         if !chain.is_empty() {
             s += &format!("    {}.{};\n", func.name, chain.join("."));
+        }
+        // Directives of update stages: one chain per update.
+        for k in 0..func.updates.len() {
+            let prefix = format!("update({k}).");
+            let stage: Vec<&str> = fs
+                .written
+                .iter()
+                .filter_map(|d| d.strip_prefix(&prefix))
+                .collect();
+            if !stage.is_empty() {
+                s += &format!("    {}.update({k}).{};\n", func.name, stage.join("."));
+            }
         }
     }
     for &f in inlined {

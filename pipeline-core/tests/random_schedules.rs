@@ -5,9 +5,14 @@
 //! replay it with generated code.
 
 use pipeline_core::interp::{self, Image, Value};
-use pipeline_core::ir::{FuncId, Pipeline, Type};
+use pipeline_core::ir::{ExprKind, FuncId, Pipeline, Source, Type};
+use pipeline_core::schedule::update::update_vars;
 use pipeline_core::schedule::{LoopKind, StageSchedule};
 use std::path::Path;
+
+/// How many generated schedules scheduled an update stage.
+static WITH_UPDATE_DIRECTIVES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -121,10 +126,19 @@ fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> Str
         let consumers = p.consumers(f);
         let output = p.outputs.contains(&f);
         if !output {
+            // (Not where the consumer's updates read it: they run outside
+            // the consumer's pure loops.)
+            let read_by_updates = |c: FuncId| {
+                p.funcs[c].updates.iter().any(|u| {
+                    u.value.any(&mut |n| {
+                        matches!(&n.kind, ExprKind::Load { source: Source::Func(g), .. } if *g == f)
+                    })
+                })
+            };
             let host = (consumers.len() == 1
                 && placement[consumers[0]] != Some("inline")
                 && !p.funcs[consumers[0]].name.contains('#')
-                && func.updates.is_empty())
+                && !read_by_updates(consumers[0]))
             .then(|| consumers[0]);
             let choice = rng.below(if host.is_some() { 4 } else { 2 });
             if choice == 1 && func.updates.is_empty() {
@@ -211,6 +225,45 @@ fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> Str
             }
         }
         chains.push((f, parts.join(".")));
+        let pure_chain = chains.len() - 1;
+        // Update stages: random directives, kept where the schedule checks
+        // (reordering or vectorizing a reduction whose order matters, or a
+        // parallel loop that would race, is rejected).
+        for k in 0..func.updates.len() {
+            let mut names: Vec<String> = update_vars(p, f, k).into_iter().map(|(n, _)| n).collect();
+            for _ in 0..rng.below(4) {
+                fresh += 1;
+                let factor = *rng.pick(&[2, 3, 4, 8]);
+                let v = rng.pick(&names).clone();
+                let (directive, split) = match rng.below(5) {
+                    0 => {
+                        let (o, i) = (format!("{v}o{fresh}"), format!("{v}i{fresh}"));
+                        (format!("split({v}, {o}, {i}, {factor})"), Some((o, i)))
+                    }
+                    1 => {
+                        let mut order = names.clone();
+                        for j in (1..order.len()).rev() {
+                            order.swap(j, rng.below(j + 1));
+                        }
+                        (format!("reorder({})", order.join(", ")), None)
+                    }
+                    2 => (format!("vectorize({v}, {factor})"), None),
+                    3 => (format!("unroll({v}, {})", factor.min(4)), None),
+                    _ => (format!("parallel({v})"), None),
+                };
+                let mut trial = chains.clone();
+                trial.push((f, format!("update({k}).{directive}")));
+                let full = format!("{source}\n{}", text(&trial));
+                if pipeline_core::scheduled_from_source(&full, name).is_ok() {
+                    chains = trial;
+                    if let Some((o, i)) = split {
+                        names.retain(|n| *n != v);
+                        names.push(o);
+                        names.push(i);
+                    }
+                }
+            }
+        }
         // A parallel loop where its iterations write disjoint slabs.
         if rng.chance(60) {
             let st = stage_of(&chains, f);
@@ -227,13 +280,16 @@ fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) -> Str
                 .collect();
             if !candidates.is_empty() {
                 let v = rng.pick(&candidates).to_string();
-                let last = chains.last_mut().unwrap();
+                let last = &mut chains[pure_chain];
                 if !last.1.is_empty() {
                     last.1.push('.');
                 }
                 last.1.push_str(&format!("parallel({v})"));
             }
         }
+    }
+    if chains.iter().any(|(_, c)| c.starts_with("update(")) {
+        WITH_UPDATE_DIRECTIVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     // Producers placed after consumers are fine: the block is unordered.
     text(&chains)
@@ -382,6 +438,10 @@ fn random_schedules_never_change_results() {
     for (k, (source, name)) in all.iter().enumerate() {
         total += check_pipeline(source, name, count, 0x9E37_79B9 + k as u64);
     }
-    println!("{total} comparisons over {} pipelines", all.len());
-    assert!(total > 0);
+    let updates = WITH_UPDATE_DIRECTIVES.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "{total} comparisons over {} pipelines ({updates} schedules with update-stage directives)",
+        all.len()
+    );
+    assert!(total > 0 && updates > 0);
 }

@@ -439,7 +439,16 @@ impl Gen<'_> {
                         // closure captures by reference, and LLVM cannot keep
                         // values behind a reference in registers across the
                         // stores through the writer's raw pointer.
-                        let copies = self.readable.borrow().clone();
+                        // Not the reader of the func written (an update
+                        // reads it through its writer).
+                        let own = format_ident!("__r{}", slab.func);
+                        let copies: Vec<Ident> = self
+                            .readable
+                            .borrow()
+                            .iter()
+                            .filter(|c| **c != own)
+                            .cloned()
+                            .collect();
                         let locals = quote!(#(let #copies = #copies;)*);
                         quote! {
                             ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {

@@ -1139,6 +1139,34 @@ impl Elab<'_> {
                 Expr::binary(op, old, rhs_e)
             }
         };
+        // A pure variable's iterations must be independent (so that loops
+        // over it can be reordered and run in parallel): the func itself is
+        // read only at that variable in its own dimension.
+        let mut shifted = None;
+        value.visit(&mut |n| {
+            if let ExprKind::Load {
+                source: Source::Func(g),
+                args: read,
+                site,
+            } = &n.kind
+            {
+                for (d, a) in args.iter().enumerate() {
+                    if *g == id && matches!(a.kind, ExprKind::Var(_)) && read[d] != *a {
+                        shifted.get_or_insert((*site, d));
+                    }
+                }
+            }
+        });
+        if let Some((site, d)) = shifted {
+            let s = &self.pipe.sites[site];
+            return err(
+                s.args.get(d).unwrap_or(&s.call),
+                format!(
+                    "an update reads `{}` at pure variable `{}` of the left-hand side only as `{}` itself (its points are updated independently); to read other points make it a reduction variable",
+                    func.name, func.vars[d], func.vars[d]
+                ),
+            );
+        }
         self.pipe.funcs[id].updates.push(Update {
             rdom: rdom.to_vec(),
             args: args.iter().map(fold_constants).collect(),

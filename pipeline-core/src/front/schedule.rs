@@ -15,7 +15,8 @@
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
-use crate::schedule::{ComputeLevel, Dim, LoopKind, Schedule, StageSchedule};
+use crate::schedule::update::{parallelizable, reorderable, update_vars, UpdateVar};
+use crate::schedule::{default_updates, ComputeLevel, Dim, LoopKind, Schedule, StageSchedule};
 use quote::ToTokens;
 use syn::Error;
 
@@ -48,12 +49,17 @@ pub fn check_schedule(
     let mut named = vec![false; p.funcs.len()];
     let mut errors = Vec::new();
     let func_names: Vec<String> = p.funcs.iter().map(|f| f.name.replace(' ', "")).collect();
-    let mut vars: Vec<Vec<String>> = p.funcs.iter().map(|f| f.vars.clone()).collect();
-    for (f, func) in p.funcs.iter().enumerate() {
-        for u in &func.updates {
-            vars[f].extend(u.rdom.iter().map(|r| r.name.clone()));
-        }
-    }
+    // The variables each stage's directives may name so far: its own,
+    // then those that splits introduce.
+    let mut vars: Vec<Vec<Vec<String>>> = (0..p.funcs.len())
+        .map(|f| {
+            let mut stages = vec![p.funcs[f].vars.clone()];
+            for k in 0..p.funcs[f].updates.len() {
+                stages.push(update_vars(p, f, k).into_iter().map(|(n, _)| n).collect());
+            }
+            stages
+        })
+        .collect();
     for stmt in &item.body.stmts {
         let syn::Stmt::Expr(expr, Some(_)) = stmt else {
             errors.push(Error::new_spanned(
@@ -87,10 +93,34 @@ pub fn check_schedule(
         if !cuda && !named[f] {
             named[f] = true;
             schedule.funcs[f].pure = StageSchedule::serial(&p.funcs[f].vars);
+            schedule.funcs[f].updates = default_updates(p, f);
             schedule.funcs[f].written.clear();
         }
+        // The stage the directives apply to: the pure definition until
+        // `.update(k)` selects update `k`.
+        let mut stage = 0;
         for m in chain {
             let name = m.method.to_string();
+            if name == "update" {
+                match update_index(m, p.funcs[f].updates.len(), &fname) {
+                    Ok(k) => stage = k + 1,
+                    Err(e) => {
+                        errors.push(e);
+                        break;
+                    }
+                }
+                continue;
+            }
+            if stage > 0
+                && !STAGE_DIRECTIVES.contains(&name.as_str())
+                && DIRECTIVES.iter().any(|d| d.0 == name)
+            {
+                errors.push(Error::new_spanned(
+                    &m.method,
+                    format!("`{name}` applies to the whole func, not to one update: write it before `.update(..)`, e.g. `{fname}.{name}(..).update(0)...`"),
+                ));
+                continue;
+            }
             let Some(&(_, arity, gpu_only)) = DIRECTIVES.iter().find(|d| d.0 == name) else {
                 errors.push(Error::new_spanned(
                     &m.method,
@@ -99,6 +129,7 @@ pub fn check_schedule(
                         DIRECTIVES
                             .iter()
                             .map(|d| d.0)
+                            .chain(["update"])
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
@@ -136,14 +167,16 @@ pub fn check_schedule(
                 _ => (vec![], vec![]),
             };
             let mut ok = true;
+            let known = &vars[f][stage];
             for &i in &uses {
-                if !vars[f].contains(&args[i]) {
+                if !known.contains(&args[i]) {
                     errors.push(Error::new_spanned(
                         &m.args[i],
                         format!(
-                            "`{}` is not a variable of `{fname}` (its variables: {})",
+                            "`{}` is not a variable of {} (its variables: {})",
                             args[i],
-                            vars[f].join(", ")
+                            stage_name(&fname, stage),
+                            known.join(", ")
                         ),
                     ));
                     ok = false;
@@ -161,18 +194,22 @@ pub fn check_schedule(
                 }
             }
             for &i in &defines {
-                vars[f].push(args[i].clone());
+                vars[f][stage].push(args[i].clone());
             }
             if ok && !cuda {
-                match apply(&mut schedule.funcs[f], p, f, &name, &args, m) {
+                match apply(&mut schedule.funcs[f], p, f, stage, &name, &args, m) {
                     Ok(()) => {
+                        let prefix = match stage {
+                            0 => String::new(),
+                            k => format!("update({}).", k - 1),
+                        };
                         schedule.funcs[f]
                             .written
-                            .push(format!("{name}({})", args.join(", ")));
+                            .push(format!("{prefix}{name}({})", args.join(", ")));
                         // Loops the directive made (`x_v` of a vectorize) can be named next.
-                        for d in &schedule.funcs[f].pure.dims {
-                            if !vars[f].contains(&d.name) {
-                                vars[f].push(d.name.clone());
+                        for d in &schedule.funcs[f].stage(stage).dims {
+                            if !vars[f][stage].contains(&d.name) {
+                                vars[f][stage].push(d.name.clone());
                             }
                         }
                     }
@@ -184,6 +221,71 @@ pub fn check_schedule(
     match super::check::combine(errors) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The directives that apply to one stage's loops (the others place the
+/// whole func).
+const STAGE_DIRECTIVES: &[&str] = &[
+    "split",
+    "tile",
+    "reorder",
+    "vectorize",
+    "unroll",
+    "parallel",
+    "gpu_tile",
+    "gpu_blocks",
+    "gpu_threads",
+];
+
+/// `update()` or `update(k)`: the index of the update a chain goes on with.
+fn update_index(m: &syn::ExprMethodCall, count: usize, fname: &str) -> Result<usize, Error> {
+    if count == 0 {
+        return Err(Error::new_spanned(
+            directive(m),
+            format!("`{fname}` has no update definitions"),
+        ));
+    }
+    let k = match m.args.len() {
+        0 => 0,
+        1 => match &m.args[0] {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => n.base10_parse::<usize>().unwrap_or(usize::MAX),
+            other => return Err(Error::new_spanned(
+                other,
+                "an update is selected by its index, an integer literal: `update(0)` is the first",
+            )),
+        },
+        _ => {
+            return Err(Error::new_spanned(
+                directive(m),
+                "`update` takes at most one argument, the update's index",
+            ))
+        }
+    };
+    if k >= count {
+        return Err(Error::new_spanned(
+            directive(m),
+            format!(
+                "`{fname}` has {count} update(s): `update(0)`{}",
+                if count > 1 {
+                    format!(" to `update({})`", count - 1)
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    Ok(k)
+}
+
+/// How messages name stage `k` of func `fname`.
+fn stage_name(fname: &str, k: usize) -> String {
+    match k {
+        0 => format!("`{fname}`"),
+        k => format!("`{fname}.update({})`", k - 1),
     }
 }
 
@@ -227,28 +329,38 @@ fn split(
 }
 
 /// Applies one checked directive to a func's schedule.
+#[allow(clippy::too_many_arguments)]
 fn apply(
     fs: &mut crate::schedule::FuncSchedule,
     p: &crate::ir::Pipeline,
     f: crate::ir::FuncId,
+    k: usize,
     name: &str,
     args: &[String],
     m: &syn::ExprMethodCall,
 ) -> Result<(), Error> {
-    let stage = &mut fs.pure;
+    let legal = Legality { p, f, k };
+    let stage = fs.stage_mut(k);
     match name {
         "split" => split(stage, &args[0], &args[1], &args[2], factor(m, 3)?, m),
         "tile" => {
             let (nx, ny) = (factor(m, 6)?, factor(m, 7)?);
             split(stage, &args[0], &args[2], &args[4], nx, m)?;
             split(stage, &args[1], &args[3], &args[5], ny, m)?;
-            reorder(stage, &[&args[4], &args[5], &args[2], &args[3]], m)
+            let before = stage.clone();
+            reorder(stage, &[&args[4], &args[5], &args[2], &args[3]], m)?;
+            legal.check_order(&before, stage, m)
         }
         "reorder" => {
             let vars: Vec<&String> = args.iter().collect();
-            reorder(stage, &vars, m)
+            let before = stage.clone();
+            reorder(stage, &vars, m)?;
+            legal.check_order(&before, stage, m)
         }
         "vectorize" | "unroll" => {
+            if name == "vectorize" {
+                legal.check_kind(stage, &args[0], LoopKind::Vectorized, m)?;
+            }
             let n = factor(m, 1)?;
             let kind = if name == "vectorize" {
                 LoopKind::Vectorized
@@ -288,6 +400,7 @@ fn apply(
                     format!("`{var}` cannot run in parallel: a parallel loop runs over a dimension of the func or the outer variable of a split of one, so that its iterations write disjoint slabs"),
                 ));
             }
+            legal.check_kind(stage, var, LoopKind::Parallel, m)?;
             stage.dims[pos].kind = LoopKind::Parallel;
             Ok(())
         }
@@ -364,6 +477,98 @@ fn apply(
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// The legality of loop transformations of an update stage (see
+/// [`crate::schedule::update`]); every transformation of a pure stage is legal.
+struct Legality<'a> {
+    p: &'a crate::ir::Pipeline,
+    f: crate::ir::FuncId,
+    /// The stage: 0 for the pure definition, `k > 0` for update `k - 1`.
+    k: usize,
+}
+
+impl Legality<'_> {
+    /// The update variable loop `name` of `st` comes from, in an update stage.
+    fn origin(&self, st: &StageSchedule, name: &str) -> Option<UpdateVar> {
+        if self.k == 0 {
+            return None;
+        }
+        let mut name = name;
+        loop {
+            if let Some(i) = st.roots.iter().position(|r| r == name) {
+                return Some(update_vars(self.p, self.f, self.k - 1)[i].1);
+            }
+            name = &st
+                .splits
+                .iter()
+                .find(|s| s.outer == name || s.inner == name)?
+                .old;
+        }
+    }
+
+    fn update(&self) -> &crate::ir::Update {
+        &self.p.funcs[self.f].updates[self.k - 1]
+    }
+
+    /// The loops of reduction variables whose order matters, outermost last.
+    fn ordered_loops(&self, st: &StageSchedule) -> Vec<String> {
+        st.dims
+            .iter()
+            .filter(|d| {
+                self.origin(st, &d.name)
+                    .is_some_and(|v| !reorderable(self.f, self.update(), v))
+            })
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
+    /// A reorder may not change the order in which the iterations of a
+    /// reduction variable whose order matters are applied.
+    fn check_order(
+        &self,
+        before: &StageSchedule,
+        after: &StageSchedule,
+        m: &syn::ExprMethodCall,
+    ) -> Result<(), Error> {
+        if self.k == 0 || self.ordered_loops(before) == self.ordered_loops(after) {
+            return Ok(());
+        }
+        Err(Error::new_spanned(
+            directive(m),
+            format!(
+                "this reorder changes the order in which update {} of `{}` visits its reduction domain, which would change its result: the update is not an associative integer reduction like `f(i) += e`, and its reduction variables do not each write their own points; keep the reduction loops ({}) in their order, innermost first",
+                self.k - 1,
+                self.p.funcs[self.f].name,
+                self.ordered_loops(before).join(", ")
+            ),
+        ))
+    }
+
+    /// `vectorize` or `parallel` of loop `var`: an error when it comes from
+    /// a reduction variable whose iterations cannot run that way.
+    fn check_kind(
+        &self,
+        st: &StageSchedule,
+        var: &str,
+        kind: LoopKind,
+        m: &syn::ExprMethodCall,
+    ) -> Result<(), Error> {
+        let Some(v @ UpdateVar::Reduction(_)) = self.origin(st, var) else {
+            return Ok(());
+        };
+        let (u, fname) = (self.update(), &self.p.funcs[self.f].name);
+        let message = match kind {
+            LoopKind::Vectorized if !reorderable(self.f, u, v) => format!(
+                "cannot vectorize reduction variable `{var}` of `{fname}`: its iterations must run in order, because the update is not provably associative (an integer `f(a) = f(a) op e` with op one of + - * min max & | ^), and `{var}` does not write points of its own; vectorize a pure variable instead"
+            ),
+            LoopKind::Parallel if !parallelizable(self.f, u, v) => format!(
+                "reduction variable `{var}` of `{fname}` cannot run in parallel: its iterations may update the same points; a reduction variable runs in parallel only when it is itself a coordinate of the left-hand side and the update reads the func only at the point it writes"
+            ),
+            _ => return Ok(()),
+        };
+        Err(Error::new_spanned(directive(m), message))
     }
 }
 

@@ -29,6 +29,7 @@ use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::interval::{visit_loads, Interval, Scope};
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
+use crate::schedule::update::{update_vars, written_dim, UpdateVar};
 use crate::schedule::{ComputeLevel, LoopKind, Schedule, StageSchedule};
 use std::collections::HashMap;
 
@@ -129,11 +130,6 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
         if p.outputs.contains(&f) {
             return Err(fail(format!(
                 "`{fname}` is an output: it is computed at root"
-            )));
-        }
-        if !p.funcs[f].updates.is_empty() {
-            return Err(fail(format!(
-                "`{fname}` has update definitions, which can only be computed at root for now"
             )));
         }
         if sched.funcs[*g].pure.position(var).is_none() {
@@ -246,31 +242,91 @@ impl Lowerer<'_> {
 
     /// The stages of `f` computed over `region`.
     fn stages(&mut self, f: FuncId, region: &[(Expr, Expr)]) -> Vec<Stmt> {
-        let mut out = vec![self.pure_stage(f, region)];
-        for k in 0..self.p.funcs[f].updates.len() {
-            out.push(update_stage(self.p, self.b, f, k));
-        }
-        out
+        (0..=self.p.funcs[f].updates.len())
+            .map(|k| self.stage(f, k, region))
+            .collect()
     }
 
-    fn pure_stage(&mut self, f: FuncId, region: &[(Expr, Expr)]) -> Stmt {
+    /// Stage `k` of `f` (0: the pure definition, else update `k - 1`) over
+    /// `region`: the pure variables range over it, reduction variables over
+    /// their domain.
+    fn stage(&mut self, f: FuncId, k: usize, region: &[(Expr, Expr)]) -> Stmt {
         let p = self.p;
         let func = &p.funcs[f];
-        let st = &self.sched.funcs[f].pure;
+        let st = self.sched.funcs[f].stage(k);
         let loop_var = |name: &str| LoopVar {
             func: f,
-            stage: 0,
+            stage: k,
             name: name.to_string(),
         };
         let root_dim = |name: &str| st.roots.iter().position(|r| r == name);
+        // What each root variable is: its range, the coordinate it binds and
+        // the dimension of `f` it writes (for parallel slabs).
+        struct Root {
+            range: (Expr, Expr),
+            coord: Coord,
+            writes: Option<usize>,
+        }
+        let roots: Vec<Root> = match k {
+            0 => (0..func.dims())
+                .map(|d| Root {
+                    range: region[d].clone(),
+                    coord: Coord::Pure(f, d),
+                    writes: Some(d),
+                })
+                .collect(),
+            _ => {
+                let u = &func.updates[k - 1];
+                update_vars(p, f, k - 1)
+                    .into_iter()
+                    .map(|(_, v)| match v {
+                        // The update's pure variables range over what the
+                        // consumers need (not what the updates themselves
+                        // widen the region by), as in the interpreter.
+                        UpdateVar::Pure(d) => Root {
+                            range: (
+                                simplify(&bin(
+                                    BinOp::Max,
+                                    region[d].0.clone(),
+                                    Expr::sym(self.b.consumed[f][d].0),
+                                )),
+                                simplify(&bin(
+                                    BinOp::Min,
+                                    region[d].1.clone(),
+                                    Expr::sym(self.b.consumed[f][d].1),
+                                )),
+                            ),
+                            coord: Coord::Pure(f, d),
+                            writes: Some(d),
+                        },
+                        UpdateVar::Reduction(r) => {
+                            let lo = simplify(&Expr::cast(Type::I64, u.rdom[r].min.clone()));
+                            let n = Expr::cast(Type::I64, u.rdom[r].extent.clone());
+                            let hi =
+                                simplify(&bin(BinOp::Sub, bin(BinOp::Add, lo.clone(), n), i64c(1)));
+                            Root {
+                                range: (lo, hi),
+                                coord: Coord::Reduction(f, k - 1, r),
+                                writes: written_dim(u, v),
+                            }
+                        }
+                    })
+                    .collect()
+            }
+        };
+        let ranges: Vec<(Expr, Expr)> = roots.iter().map(|r| r.range.clone()).collect();
 
         // Extents of every variable, roots first (bound to symbols at the top
         // of the stage), then through the splits.
         let mut extent: HashMap<&str, Expr> = HashMap::new();
         let mut extent_syms = Vec::new();
-        for (d, r) in st.roots.iter().enumerate() {
-            let s = self.new_sym(format!("{}.extent.{}", func.name, func.vars[d]));
-            extent_syms.push((s, simplify(&extent_of(&region[d].0, &region[d].1))));
+        for (i, r) in st.roots.iter().enumerate() {
+            let label = match k {
+                0 => func.vars[i].clone(),
+                _ => format!("update{}.{}", k - 1, r.split('#').next().unwrap_or(r)),
+            };
+            let s = self.new_sym(format!("{}.extent.{label}", func.name));
+            extent_syms.push((s, simplify(&extent_of(&ranges[i].0, &ranges[i].1))));
             extent.insert(r, Expr::sym(s));
         }
         for s in &st.splits {
@@ -290,7 +346,8 @@ impl Lowerer<'_> {
         let mut offsets: HashMap<String, Expr> = HashMap::new();
         let split = Split {
             st,
-            region,
+            region: &ranges,
+            shift: k == 0,
             extent: &extent,
             kind_of: &kind_of,
             loop_var: &loop_var,
@@ -305,29 +362,20 @@ impl Lowerer<'_> {
             .dims
             .iter()
             .map(|dim| {
+                let slab = |i: usize, step: i64| {
+                    roots[i].writes.map(|d| Slab {
+                        func: f,
+                        dim: d,
+                        start: ranges[i].0.clone(),
+                        step,
+                    })
+                };
                 let (min, max, slab, bound) = match root_dim(&dim.name) {
-                    Some(d) => (
-                        region[d].0.clone(),
-                        region[d].1.clone(),
-                        Some(Slab {
-                            func: f,
-                            dim: d,
-                            start: region[d].0.clone(),
-                            step: 1,
-                        }),
-                        None,
-                    ),
+                    Some(i) => (ranges[i].0.clone(), ranges[i].1.clone(), slab(i, 1), None),
                     None => {
                         let e = extent[dim.name.as_str()].clone();
                         let parent = st.split_creating_outer(&dim.name);
-                        let slab = parent.and_then(|s| {
-                            root_dim(&s.old).map(|d| Slab {
-                                func: f,
-                                dim: d,
-                                start: region[d].0.clone(),
-                                step: s.factor,
-                            })
-                        });
+                        let slab = parent.and_then(|s| root_dim(&s.old).and_then(|i| slab(i, s.factor)));
                         let e_static = e.clone();
                         let mut max = bin(BinOp::Sub, e, i64c(1));
                         // The inner loop of a split stops at the end of the
@@ -359,14 +407,21 @@ impl Lowerer<'_> {
             })
             .collect();
 
-        let args: Vec<Expr> = (0..func.dims())
-            .map(|d| Expr::new(ExprKind::Var(d), Type::I32))
-            .collect();
-        let mut body = Stmt::Store {
-            func: f,
-            update: None,
-            args,
-            value: func.pure.clone(),
+        let mut body = match k {
+            0 => Stmt::Store {
+                func: f,
+                update: None,
+                args: (0..func.dims())
+                    .map(|d| Expr::new(ExprKind::Var(d), Type::I32))
+                    .collect(),
+                value: func.pure.clone(),
+            },
+            _ => Stmt::Store {
+                func: f,
+                update: Some(k - 1),
+                args: func.updates[k - 1].args.clone(),
+                value: func.updates[k - 1].value.clone(),
+            },
         };
         if let Some(g) = guards.into_iter().reduce(|a, b| bin(BinOp::And, a, b)) {
             body = Stmt::If {
@@ -374,14 +429,26 @@ impl Lowerer<'_> {
                 body: Box::new(body),
             };
         }
-        for (d, c) in coords.iter().enumerate().rev() {
+        for (root, c) in roots.iter().zip(&coords).rev() {
             body = Stmt::LetCoord {
-                coord: Coord::Pure(f, d),
+                coord: root.coord,
                 value: c.clone(),
                 body: Box::new(body),
             };
         }
         for (i, lp) in loops.iter().enumerate() {
+            if k > 0 {
+                // Funcs are computed and stored only at pure loops.
+                body = Stmt::For {
+                    var: lp.var.clone(),
+                    min: lp.min.clone(),
+                    max: lp.max.clone(),
+                    kind: lp.kind,
+                    slab: lp.slab.clone(),
+                    body: Box::new(body),
+                };
+                continue;
+            }
             // Funcs computed at this loop come first in its body.
             let hosted: Vec<FuncId> = p
                 .live_funcs()
@@ -449,31 +516,41 @@ impl Lowerer<'_> {
             let dims = p.funcs[h].dims();
             let mut demands: Vec<Vec<(Expr, Expr)>> = Vec::new();
             let mut collect = |reader: FuncId, vars: Vec<Interval>| {
-                let scope = Scope::new(vars, vec![], &value_of);
-                visit_loads(&p.funcs[reader].pure, &scope, &mut |n| {
-                    if let ExprKind::Load {
-                        source: Source::Func(g),
-                        args,
-                        ..
-                    } = &n.kind
-                    {
-                        if *g == h {
-                            // No emptiness guard: the result is clipped to the
-                            // global region, and an inverted one computes nothing.
-                            demands.push(
-                                args.iter()
-                                    .map(|a| {
-                                        let b = crate::analysis::interval::bounds_of(a, &scope);
-                                        (
-                                            b.min.expect("checked: bounded"),
-                                            b.max.expect("checked: bounded"),
-                                        )
-                                    })
-                                    .collect(),
-                            );
+                // Its pure definition and its updates (pure variables over
+                // the same region, reduction variables over their domain).
+                let rfunc = &p.funcs[reader];
+                let mut reads: Vec<(&Expr, Vec<Interval>)> = vec![(&rfunc.pure, vec![])];
+                for u in &rfunc.updates {
+                    let rvars = crate::analysis::bounds::rdom_intervals(u);
+                    reads.extend(u.args.iter().chain([&u.value]).map(|e| (e, rvars.clone())));
+                }
+                for (e, rvars) in reads {
+                    let scope = Scope::new(vars.clone(), rvars, &value_of);
+                    visit_loads(e, &scope, &mut |n| {
+                        if let ExprKind::Load {
+                            source: Source::Func(g),
+                            args,
+                            ..
+                        } = &n.kind
+                        {
+                            if *g == h {
+                                // No emptiness guard: the result is clipped to the
+                                // global region, and an inverted one computes nothing.
+                                demands.push(
+                                    args.iter()
+                                        .map(|a| {
+                                            let b = crate::analysis::interval::bounds_of(a, &scope);
+                                            (
+                                                b.min.expect("checked: bounded"),
+                                                b.max.expect("checked: bounded"),
+                                            )
+                                        })
+                                        .collect(),
+                                );
+                            }
                         }
-                    }
-                });
+                    });
+                }
             };
             collect(f, consumer_vars.clone());
             for (&g, r) in &regions {
@@ -494,8 +571,20 @@ impl Lowerer<'_> {
                     bin(BinOp::Max, a, dm[d].1.clone())
                 });
                 // Never more than the global region, which the entry checked.
-                let lo = simplify(&bin(BinOp::Max, lo, Expr::sym(global[d].0)));
-                let hi = simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1)));
+                // A dimension an update writes at computed coordinates is
+                // realized whole: the update may touch any of it.
+                let whole = p.funcs[h]
+                    .updates
+                    .iter()
+                    .any(|u| !matches!(u.args[d].kind, ExprKind::Var(_)));
+                let (lo, hi) = if whole {
+                    (Expr::sym(global[d].0), Expr::sym(global[d].1))
+                } else {
+                    (
+                        simplify(&bin(BinOp::Max, lo, Expr::sym(global[d].0))),
+                        simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1))),
+                    )
+                };
                 let var = &p.funcs[h].vars[d];
                 let (slo, shi) = (
                     self.new_sym(format!("{}.{label}.min.{var}", p.funcs[h].name)),
@@ -557,7 +646,10 @@ impl Lowerer<'_> {
                     .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
                     .collect();
                 let adjacent = loops.get(i + 1).is_some_and(|w| matches!(&self.sched.funcs[h].store, Some((g, v)) if *g == f && *v == w.var.name));
-                if adjacent && loops[i].kind != LoopKind::Parallel {
+                // (Not for a func with updates: they rerun over the whole
+                // region each iteration.)
+                if adjacent && loops[i].kind != LoopKind::Parallel && p.funcs[h].updates.is_empty()
+                {
                     if let Some(d) = sliding_dim(&values[&h], &loops[i].var) {
                         let (_, hi) = &values[&h][d];
                         let previous = substitute_loop(
@@ -805,7 +897,11 @@ fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
 /// What the value of a stage's variables depends on.
 struct Split<'a> {
     st: &'a StageSchedule,
+    /// The range of each root variable.
     region: &'a [(Expr, Expr)],
+    /// Whether the last iteration of a split may shift inwards (recomputing
+    /// points): only pure stages may compute a point twice.
+    shift: bool,
     extent: &'a HashMap<&'a str, Expr>,
     kind_of: &'a dyn Fn(&str) -> Option<LoopKind>,
     loop_var: &'a dyn Fn(&str) -> LoopVar,
@@ -822,6 +918,7 @@ fn value(
     let Split {
         st,
         region,
+        shift,
         extent,
         kind_of,
         loop_var,
@@ -840,7 +937,7 @@ fn value(
     let n = i64c(s.factor);
     let plain = bin(BinOp::Mul, outer, n.clone());
     let parallel_below = descendants(st, name).any(|v| kind_of(v) == Some(LoopKind::Parallel));
-    let offset = if parallel_below {
+    let offset = if parallel_below || !shift {
         plain
     } else {
         // Shift the last iteration inwards when the extent allows it.
@@ -875,79 +972,4 @@ fn descendants<'a>(st: &'a StageSchedule, name: &'a str) -> impl Iterator<Item =
         i += 1;
     }
     out.into_iter()
-}
-
-fn update_stage(p: &Pipeline, b: &BoundsProgram, f: FuncId, k: usize) -> Stmt {
-    let func = &p.funcs[f];
-    let u = &func.updates[k];
-    let loop_var = |name: String| LoopVar {
-        func: f,
-        stage: k + 1,
-        name,
-    };
-    let rname = |r: usize| {
-        let n = &u.rdom[r].name;
-        if func.vars.contains(n) {
-            format!("{n}_r")
-        } else {
-            n.clone()
-        }
-    };
-    let mut body = Stmt::Store {
-        func: f,
-        update: Some(k),
-        args: u.args.clone(),
-        value: u.value.clone(),
-    };
-    for r in (0..u.rdom.len()).rev() {
-        body = Stmt::LetCoord {
-            coord: Coord::Reduction(f, k, r),
-            value: Expr::new(ExprKind::Loop(loop_var(rname(r))), Type::I64),
-            body: Box::new(body),
-        };
-    }
-    let pure_dims: Vec<usize> = (0..func.dims())
-        .filter(|&d| matches!(u.args[d].kind, ExprKind::Var(_)))
-        .collect();
-    for &d in pure_dims.iter().rev() {
-        body = Stmt::LetCoord {
-            coord: Coord::Pure(f, d),
-            value: Expr::new(ExprKind::Loop(loop_var(func.vars[d].clone())), Type::I64),
-            body: Box::new(body),
-        };
-    }
-    // Reduction variables innermost (first rdom dimension innermost), then
-    // the pure variables that appear on the left-hand side.
-    for (r, dim) in u.rdom.iter().enumerate() {
-        let lo = Expr::cast(Type::I64, dim.min.clone());
-        let hi = bin(
-            BinOp::Sub,
-            bin(
-                BinOp::Add,
-                lo.clone(),
-                Expr::cast(Type::I64, dim.extent.clone()),
-            ),
-            i64c(1),
-        );
-        body = Stmt::For {
-            var: loop_var(rname(r)),
-            min: simplify(&lo),
-            max: simplify(&hi),
-            kind: LoopKind::Serial,
-            slab: None,
-            body: Box::new(body),
-        };
-    }
-    for &d in &pure_dims {
-        let (lo, hi) = b.consumed[f][d];
-        body = Stmt::For {
-            var: loop_var(func.vars[d].clone()),
-            min: Expr::sym(lo),
-            max: Expr::sym(hi),
-            kind: LoopKind::Serial,
-            slab: None,
-            body: Box::new(body),
-        };
-    }
-    body
 }

@@ -3,5 +3,6 @@
 //! `schedule` block; the default schedule is [`Schedule::default_for`].
 
 pub mod model;
+pub mod update;
 
 pub use model::*;

@@ -186,6 +186,8 @@ pub struct FuncSchedule {
     pub compute: ComputeLevel,
     /// The loop nest of its pure definition.
     pub pure: StageSchedule,
+    /// The loop nest of each update definition (see [`super::update`]).
+    pub updates: Vec<StageSchedule>,
     /// The directives a `schedule` block gave it, as written (for `SCHEDULE`).
     pub written: Vec<String>,
     /// `store_at(func, var)`, when given (checked against the compute level;
@@ -198,6 +200,25 @@ pub struct FuncSchedule {
     /// `bound(var, min, extent)`: per dimension, the region it is computed
     /// over, whatever its consumers need (a call needing more is an error).
     pub bounds: Vec<(usize, i64, i64)>,
+}
+
+impl FuncSchedule {
+    /// The loop nest of stage `k`: 0 is the pure definition, `k > 0` update
+    /// `k - 1`.
+    pub fn stage(&self, k: usize) -> &StageSchedule {
+        match k {
+            0 => &self.pure,
+            _ => &self.updates[k - 1],
+        }
+    }
+
+    /// The loop nest of stage `k`, to change it.
+    pub fn stage_mut(&mut self, k: usize) -> &mut StageSchedule {
+        match k {
+            0 => &mut self.pure,
+            _ => &mut self.updates[k - 1],
+        }
+    }
 }
 
 /// The schedule of a pipeline, indexed by func.
@@ -216,14 +237,16 @@ impl Schedule {
             funcs: p
                 .funcs
                 .iter()
-                .map(|f| {
-                    let mut pure = StageSchedule::serial(&f.vars);
+                .enumerate()
+                .map(|(f, func)| {
+                    let mut pure = StageSchedule::serial(&func.vars);
                     if let Some(last) = pure.dims.last_mut() {
                         last.kind = LoopKind::Parallel;
                     }
                     FuncSchedule {
                         compute: ComputeLevel::Default,
                         pure,
+                        updates: default_updates(p, f),
                         written: Vec::new(),
                         store: None,
                         at_tokens: None,
@@ -246,4 +269,18 @@ impl Schedule {
             .iter()
             .any(|s| matches!(&s.compute, ComputeLevel::At { func, .. } if *func == f))
     }
+}
+
+/// The loop nests of `f`'s updates without a schedule: serial, reduction
+/// variables innermost.
+pub fn default_updates(p: &Pipeline, f: FuncId) -> Vec<StageSchedule> {
+    (0..p.funcs[f].updates.len())
+        .map(|k| {
+            let names: Vec<String> = super::update::update_vars(p, f, k)
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect();
+            StageSchedule::serial(&names)
+        })
+        .collect()
 }
