@@ -1,4 +1,5 @@
 //! Lowering passes, one per file, in pipeline order (see [`crate::lower_pipeline`]).
 
+pub mod hoist;
 pub mod inline;
 pub mod loops;
