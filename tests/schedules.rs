@@ -488,3 +488,76 @@ update_schedule_tests!(
             .vectorize(x, 8);
     }
 );
+
+pipeline! {
+    /// A template's own funcs are named after the func its call is bound to.
+    fn down2(f: Func) -> Func {
+        dx(x, y) = (f(2 * x - 1, y) + 2 * f(2 * x, y) + f(2 * x + 1, y)) / 4;
+        d(x, y) = (dx(x, 2 * y - 1) + 2 * dx(x, 2 * y) + dx(x, 2 * y + 1)) / 4;
+        d
+    }
+    fn two_levels(input: Image<u16, 2>) -> Image<u16, 2> {
+        level[0](x, y) = input.clamp_edge()(x, y) as u32;
+        for l in 1..3 {
+            level[l] = down2(level[l - 1]);
+        }
+        out(x, y) = (level[2](x, y) + level[1](x / 2, y / 2)) as u16;
+        out
+    }
+    schedule two_levels {
+        level[1].compute_root().split(y, yo, yi, 4).parallel(yo);
+        level[1].dx.store_at(level[1], yo).compute_at(level[1], yi);
+        level[2].dx.compute_root().parallel(y);
+        level[2].compute_at(out, y);
+    }
+}
+
+#[test]
+fn template_funcs_scheduled_by_their_instance_name() {
+    assert!(two_levels::SCHEDULE.contains("level[1].dx.store_at(level[1], yo)"));
+    assert!(two_levels::LOWERED.contains("allocate level[1].dx"));
+    check(two_levels::__SOURCE, "two_levels", |i, o| two_levels(i, o));
+}
+
+pipeline! {
+    /// The horizontal pass slides through a vertical pass computed at the same
+    /// loop (as in the unsharp example): its storage folds to the 5 rows that
+    /// the vertical pass reads per output row, rounded up to 8.
+    fn sliding_through(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        bx(x, y) = clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32;
+        by(x, y) = bx(x, y - 2) + bx(x, y) + bx(x, y + 2);
+        out(x, y) = (by(x, y) / 9) as u16;
+        out
+    }
+    schedule sliding_through {
+        out.split(y, yo, yi, 16).parallel(yo);
+        by.compute_at(out, yi);
+        bx.store_at(out, yo).compute_at(out, yi);
+    }
+}
+
+#[test]
+fn sliding_window_through_a_func_computed_inside() {
+    let lowered = sliding_through::LOWERED;
+    assert!(lowered.contains("bx.slide.min.y"), "{lowered}");
+    assert!(lowered.contains("folded mod 8"), "{lowered}");
+    let (w, h) = (21usize, 37usize);
+    let input = noise([w, h], 5, |s| s as u16);
+    let mut out = Buffer::<u16, 2>::new([w, h]);
+    let (r, allocs) = pipeline::record_allocations(|| sliding_through(&input, &mut out));
+    r.unwrap();
+    let bx: Vec<usize> = allocs
+        .iter()
+        .filter(|a| a.func == "bx")
+        .map(|a| a.elements)
+        .collect();
+    assert_eq!(
+        bx,
+        vec![8 * w; h.div_ceil(16)],
+        "one folded buffer of 8 rows per strip"
+    );
+    check(sliding_through::__SOURCE, "sliding_through", |i, o| {
+        sliding_through(i, o)
+    });
+}

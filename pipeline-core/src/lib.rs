@@ -70,16 +70,17 @@ pub fn lower_pipeline(
 ) -> Result<Lowered, lower::loops::ScheduleError> {
     let (pipeline, inlined) = pass(
         "inline",
-        |(_, inl): &(Pipeline, Vec<FuncId>)| {
-            format!(
+        |r: &Result<(Pipeline, Vec<FuncId>), _>| match r {
+            Ok((_, inl)) => format!(
                 "inlined: {:?}",
                 inl.iter()
                     .map(|&f| &checked.funcs[f].name)
                     .collect::<Vec<_>>()
-            )
+            ),
+            Err(_) => "cannot be honoured".into(),
         },
         || lower::inline::inline(checked, sched),
-    );
+    )?;
     let bounds = pass(
         "bounds",
         |b: &BoundsProgram| format!("{} symbols", b.syms.len()),

@@ -100,6 +100,8 @@ struct Gen<'a> {
     origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
     /// The storage folding of each func allocated so far.
     folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
+    /// The funcs whose stage is being generated (innermost last).
+    open_stages: std::cell::RefCell<Vec<FuncId>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -504,9 +506,16 @@ impl Gen<'_> {
         let Some(f) = s.stage_func() else {
             return self.stmt(s);
         };
+        // Inside `f`'s own stage (the body of a loop that hosts other funcs)
+        // its writer is already open.
+        if self.open_stages.borrow().contains(&f) {
+            return self.stmt(s);
+        }
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
+        self.open_stages.borrow_mut().push(f);
         let code = self.stmt(s);
+        self.open_stages.borrow_mut().pop();
         self.readable.borrow_mut().truncate(scope);
         if self.writer(f) != format_ident!("__w{}", f) {
             return code;
@@ -562,6 +571,7 @@ pub fn generate(input: &Input) -> TokenStream {
         readable: std::cell::RefCell::new(readable),
         origins: Default::default(),
         folds: Default::default(),
+        open_stages: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

@@ -911,13 +911,28 @@ impl Elab<'_> {
         }
     }
 
-    /// Gives the result func of a template instance the name it is bound to.
+    /// Gives the result func of a template instance the name it is bound to,
+    /// and the instance's other funcs names under it (`gauss[1].reduce_x` for
+    /// `reduce_x` of the `down2` call bound to `gauss[1]`), so that a
+    /// schedule can name them.
     fn name_template_result(&mut self, f: &FuncRef, name: &str) {
-        if let FuncRef::Func(id) = f {
-            if self.pipe.funcs[*id].name.contains('#')
-                && !self.pipe.funcs.iter().any(|g| g.name == name)
-            {
-                self.pipe.funcs[*id].name = name.to_string();
+        let FuncRef::Func(id) = f else {
+            return;
+        };
+        let old = self.pipe.funcs[*id].name.clone();
+        if !old.contains('#') || self.pipe.funcs.iter().any(|g| g.name == name) {
+            return;
+        }
+        // The instance's prefix: `down2#3.` of `down2#3.reduce`.
+        let instance = match old.find('.') {
+            Some(dot) => old[..=dot].to_string(),
+            None => old.clone(),
+        };
+        for g in &mut self.pipe.funcs {
+            if g.name == old {
+                g.name = name.to_string();
+            } else if let Some(rest) = g.name.strip_prefix(&instance) {
+                g.name = format!("{name}.{rest}");
             }
         }
     }

@@ -430,7 +430,7 @@ fn apply(
                     func: g,
                     var: args[1].clone(),
                 };
-                fs.at_tokens = Some(directive(m));
+                fs.compute_tokens = Some(directive(m));
             } else {
                 fs.store = Some((g, args[1].clone()));
                 fs.store_tokens = Some(directive(m));
@@ -474,6 +474,7 @@ fn apply(
                 ));
             }
             fs.compute = ComputeLevel::Inline;
+            fs.compute_tokens = Some(directive(m));
             Ok(())
         }
         _ => Ok(()),

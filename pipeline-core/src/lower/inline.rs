@@ -7,17 +7,26 @@
 //! scheduled `compute_inline` always are, into every consumer. Inlining never
 //! changes results: expressions are pure, so substitution is exact.
 //!
+//! A func read at many points and inlined into a func read at many points
+//! multiplies expression sizes (a pyramid inlined level into level grows as
+//! 25^levels); an inlining that would make a definition larger than
+//! [`MAX_NODES`] is an error at its `compute_inline` directive.
+//!
 //! ```text
 //! gray(x, y) = 0.3 * r(x, y) + ...;  out(x, y) = gray(x, y) * 2.0;
 //!   => out(x, y) = (0.3 * r(x, y) + ...) * 2.0;   (gray is gone)
 //! ```
 
 use crate::ir::*;
+use crate::lower::loops::ScheduleError;
 use crate::schedule::{ComputeLevel, Schedule};
+
+/// The largest definition inlining may create, in expression nodes.
+pub const MAX_NODES: usize = 50_000;
 
 /// Inlines every func that qualifies; returns the new pipeline and the
 /// inlined funcs.
-pub fn inline(p: &Pipeline, sched: &Schedule) -> (Pipeline, Vec<FuncId>) {
+pub fn inline(p: &Pipeline, sched: &Schedule) -> Result<(Pipeline, Vec<FuncId>), ScheduleError> {
     let mut p = p.clone();
     let mut inlined = Vec::new();
     loop {
@@ -43,7 +52,40 @@ pub fn inline(p: &Pipeline, sched: &Schedule) -> (Pipeline, Vec<FuncId>) {
                 _ => n,
             })
         };
+        let body_size = size(&body);
         for consumer in p.consumers(f) {
+            let c = &p.funcs[consumer];
+            let exprs = std::iter::once(&c.pure).chain(
+                c.updates
+                    .iter()
+                    .flat_map(|u| u.args.iter().chain([&u.value])),
+            );
+            for e in exprs {
+                let (mut nodes, mut reads) = (0usize, 0usize);
+                e.visit(&mut |n| {
+                    nodes += 1;
+                    if let ExprKind::Load {
+                        source: Source::Func(g),
+                        args,
+                        ..
+                    } = &n.kind
+                    {
+                        if *g == f {
+                            reads += 1;
+                            nodes += body_size * args.iter().map(size).max().unwrap_or(1);
+                        }
+                    }
+                });
+                if nodes > MAX_NODES {
+                    let (fname, cname) = (&p.funcs[f].name, &c.name);
+                    return Err(ScheduleError {
+                        tokens: sched.funcs[f].compute_tokens.clone(),
+                        message: format!(
+                            "inlining `{fname}` into `{cname}` would make `{cname}` an expression of about {nodes} nodes ({reads} reads of `{fname}`, whose definition has {body_size}, after what was inlined into it): compute `{fname}` or the funcs inlined into it at root or at a loop instead"
+                        ),
+                    });
+                }
+            }
             let c = &mut p.funcs[consumer];
             c.pure = subst(&c.pure);
             for u in &mut c.updates {
@@ -53,7 +95,14 @@ pub fn inline(p: &Pipeline, sched: &Schedule) -> (Pipeline, Vec<FuncId>) {
         }
         inlined.push(f);
     }
-    (p, inlined)
+    Ok((p, inlined))
+}
+
+/// The number of nodes of an expression.
+fn size(e: &Expr) -> usize {
+    let mut n = 0;
+    e.visit(&mut |_| n += 1);
+    n
 }
 
 /// Replaces `Var(d)` with `args[d]`.

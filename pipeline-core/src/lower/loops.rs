@@ -120,7 +120,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
             continue;
         };
         let fail = |message: String| ScheduleError {
-            tokens: fs.at_tokens.clone(),
+            tokens: fs.compute_tokens.clone(),
             message,
         };
         let (fname, gname) = (&p.funcs[f].name, &p.funcs[*g].name);
@@ -228,8 +228,9 @@ struct Lowerer<'a> {
     b: &'a BoundsProgram,
     sched: &'a Schedule,
     local_syms: Vec<String>,
-    /// Funcs computed with a sliding window, and the dimension that slides.
-    sliding: HashMap<FuncId, usize>,
+    /// Funcs computed with a sliding window: the dimension that slides and
+    /// the extent one iteration reads in it, when constant.
+    sliding: HashMap<FuncId, (usize, Option<i128>)>,
     /// The value range of every func (for data-dependent coordinates).
     values: std::rc::Rc<Vec<Interval>>,
 }
@@ -482,9 +483,14 @@ impl Lowerer<'_> {
 
     /// The region of each of `funcs` that the loops inside one of `f`'s loops
     /// need (`inner`: those loops and their ranges; every other loop is
-    /// fixed), bound to fresh symbols: `(lets, regions, values)`, where
-    /// `values` holds each bound's expression. Consumers are `f` and the other
-    /// funcs of `funcs` (computed at the same loop).
+    /// fixed), bound to fresh symbols: `(lets, regions, boxes)`. Consumers
+    /// are `f` and the other funcs of `funcs` (computed at the same loop).
+    ///
+    /// Each func's demand is kept as a few boxes in terms of the loops (one
+    /// per read, merged where they are translates of each other, as the taps
+    /// of a stencil are), so that sliding windows and folds see how the
+    /// region moves with a loop even through funcs computed in between. The
+    /// region is their hull, clipped to the func's global region.
     #[allow(clippy::type_complexity)]
     fn regions(
         &mut self,
@@ -496,7 +502,7 @@ impl Lowerer<'_> {
     ) -> (
         Vec<(SymId, Expr)>,
         HashMap<FuncId, Vec<(SymId, SymId)>>,
-        HashMap<FuncId, Vec<(Expr, Expr)>>,
+        HashMap<FuncId, Vec<Region>>,
     ) {
         let p = self.p;
         let values = std::rc::Rc::clone(&self.values);
@@ -505,17 +511,27 @@ impl Lowerer<'_> {
             loops: inner.to_vec(),
             ..Scope::new(vec![], vec![], &value_of)
         };
-        let consumer_vars: Vec<Interval> = coords
+        let consumer: Region = coords
             .iter()
-            .map(|c| crate::analysis::interval::bounds_of(c, &loop_scope))
+            .map(|c| {
+                let b = crate::analysis::interval::bounds_of(c, &loop_scope);
+                (
+                    b.min.expect("loops are bounded"),
+                    b.max.expect("loops are bounded"),
+                )
+            })
             .collect();
         let mut regions: HashMap<FuncId, Vec<(SymId, SymId)>> = HashMap::new();
-        let mut exprs: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::new();
+        let mut boxes: HashMap<FuncId, Vec<Region>> = HashMap::new();
         let mut lets: Vec<(SymId, Expr)> = Vec::new();
         for &h in funcs.iter().rev() {
             let dims = p.funcs[h].dims();
-            let mut demands: Vec<Vec<(Expr, Expr)>> = Vec::new();
-            let mut collect = |reader: FuncId, vars: Vec<Interval>| {
+            let mut demands: Vec<Region> = Vec::new();
+            let mut collect = |reader: FuncId, vars: &Region| {
+                let vars: Vec<Interval> = vars
+                    .iter()
+                    .map(|(lo, hi)| Interval::new(lo.clone(), hi.clone()))
+                    .collect();
                 // Its pure definition and its updates (pure variables over
                 // the same region, reduction variables over their domain).
                 let rfunc = &p.funcs[reader];
@@ -541,8 +557,8 @@ impl Lowerer<'_> {
                                         .map(|a| {
                                             let b = crate::analysis::interval::bounds_of(a, &scope);
                                             (
-                                                b.min.expect("checked: bounded"),
-                                                b.max.expect("checked: bounded"),
+                                                simplify(&b.min.expect("checked: bounded")),
+                                                simplify(&b.max.expect("checked: bounded")),
                                             )
                                         })
                                         .collect(),
@@ -552,53 +568,57 @@ impl Lowerer<'_> {
                     });
                 }
             };
-            collect(f, consumer_vars.clone());
-            for (&g, r) in &regions {
-                let vars = r
-                    .iter()
-                    .map(|&(lo, hi)| Interval::new(Expr::sym(lo), Expr::sym(hi)))
-                    .collect();
-                collect(g, vars);
+            collect(f, &consumer);
+            for (&g, bs) in &boxes {
+                for b in bs {
+                    collect(g, b);
+                }
             }
             let global = &self.b.realized[h];
+            // A dimension an update writes at computed coordinates is
+            // realized whole: the update may touch any of it.
+            let whole: Vec<bool> = (0..dims)
+                .map(|d| {
+                    p.funcs[h]
+                        .updates
+                        .iter()
+                        .any(|u| !matches!(u.args[d].kind, ExprKind::Var(_)))
+                })
+                .collect();
+            for b in &mut demands {
+                for d in (0..dims).filter(|&d| whole[d]) {
+                    b[d] = (Expr::sym(global[d].0), Expr::sym(global[d].1));
+                }
+            }
+            let merged = merge_translates(demands);
             let mut syms = Vec::new();
-            let mut values = Vec::new();
             for d in 0..dims {
-                let lo = demands.iter().fold(Expr::i64(i64::MAX as i128), |a, dm| {
-                    bin(BinOp::Min, a, dm[d].0.clone())
-                });
-                let hi = demands.iter().fold(Expr::i64(i64::MIN as i128), |a, dm| {
-                    bin(BinOp::Max, a, dm[d].1.clone())
-                });
-                // Never more than the global region, which the entry checked.
-                // A dimension an update writes at computed coordinates is
-                // realized whole: the update may touch any of it.
-                let whole = p.funcs[h]
-                    .updates
+                let lo = merged
                     .iter()
-                    .any(|u| !matches!(u.args[d].kind, ExprKind::Var(_)));
-                let (lo, hi) = if whole {
-                    (Expr::sym(global[d].0), Expr::sym(global[d].1))
-                } else {
-                    (
-                        simplify(&bin(BinOp::Max, lo, Expr::sym(global[d].0))),
-                        simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1))),
-                    )
-                };
+                    .map(|b| b[d].0.clone())
+                    .reduce(|a, b| bin(BinOp::Min, a, b))
+                    .unwrap_or(Expr::i64(i64::MAX as i128));
+                let hi = merged
+                    .iter()
+                    .map(|b| b[d].1.clone())
+                    .reduce(|a, b| bin(BinOp::Max, a, b))
+                    .unwrap_or(Expr::i64(i64::MIN as i128));
+                // Never more than the global region, which the entry checked.
+                let lo = simplify(&bin(BinOp::Max, lo, Expr::sym(global[d].0)));
+                let hi = simplify(&bin(BinOp::Min, hi, Expr::sym(global[d].1)));
                 let var = &p.funcs[h].vars[d];
                 let (slo, shi) = (
                     self.new_sym(format!("{}.{label}.min.{var}", p.funcs[h].name)),
                     self.new_sym(format!("{}.{label}.max.{var}", p.funcs[h].name)),
                 );
-                lets.push((slo, lo.clone()));
-                lets.push((shi, hi.clone()));
+                lets.push((slo, lo));
+                lets.push((shi, hi));
                 syms.push((slo, shi));
-                values.push((lo, hi));
             }
             regions.insert(h, syms);
-            exprs.insert(h, values);
+            boxes.insert(h, merged);
         }
-        (lets, regions, exprs)
+        (lets, regions, boxes)
     }
 
     /// Wraps `body`, the inside of loop `loops[i]` of `f`, with what the
@@ -633,7 +653,7 @@ impl Lowerer<'_> {
             .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.bound.clone())))
             .collect();
         if !computed.is_empty() {
-            let (lets, regions, values) = self.regions(f, coords, &inner, &computed, "iteration");
+            let (lets, regions, boxes) = self.regions(f, coords, &inner, &computed, "iteration");
             let mut lets = lets;
             // Sliding window: when a func is stored just outside this loop
             // and its region moves monotonically with it, each iteration
@@ -650,8 +670,14 @@ impl Lowerer<'_> {
                 // region each iteration.)
                 if adjacent && loops[i].kind != LoopKind::Parallel && p.funcs[h].updates.is_empty()
                 {
-                    if let Some(d) = sliding_dim(&values[&h], &loops[i].var) {
-                        let (_, hi) = &values[&h][d];
+                    if let Some(d) = sliding_dim(&boxes[&h], &loops[i].var) {
+                        // What the previous iteration computed up to.
+                        let hi_sym = regions[&h][d].1;
+                        let hi = &lets
+                            .iter()
+                            .find(|(s, _)| *s == hi_sym)
+                            .expect("bound above")
+                            .1;
                         let previous = substitute_loop(
                             hi,
                             &loops[i].var,
@@ -672,7 +698,7 @@ impl Lowerer<'_> {
                         ));
                         lets.push((s, simplify(&lo)));
                         region[d].0 = Expr::sym(s);
-                        self.sliding.insert(h, d);
+                        self.sliding.insert(h, (d, window(&boxes[&h], d)));
                     }
                 }
                 compute_region.insert(h, region);
@@ -727,12 +753,10 @@ impl Lowerer<'_> {
                     .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
                     .collect();
                 let mut fold = vec![None; p.funcs[h].dims()];
-                if let Some(&d) = self.sliding.get(&h) {
-                    if let Some(window) = self.window(f, coords, loops, h, d) {
-                        let factor = (window as u64).next_power_of_two() as i64;
-                        fold[d] = Some(factor);
-                        region[d] = (i64c(0), i64c(factor - 1));
-                    }
+                if let Some(&(d, Some(window))) = self.sliding.get(&h) {
+                    let factor = (window as u64).next_power_of_two() as i64;
+                    fold[d] = Some(factor);
+                    region[d] = (i64c(0), i64c(factor - 1));
                 }
                 body = Stmt::Allocate {
                     func: h,
@@ -751,75 +775,76 @@ impl Lowerer<'_> {
         }
         body
     }
+}
 
-    /// The number of coordinates of dimension `d` of `h` that one iteration
-    /// of `h`'s compute loop reads, when it is a constant.
-    fn window(
-        &self,
-        f: FuncId,
-        coords: &[Expr],
-        loops: &[Loop],
-        h: FuncId,
-        d: usize,
-    ) -> Option<i128> {
-        let ComputeLevel::At { var, .. } = &self.sched.funcs[h].compute else {
-            return None;
-        };
-        let i = loops.iter().position(|l| l.var.name == *var)?;
-        let values = std::rc::Rc::clone(&self.values);
-        let value_of = |g: FuncId| values[g].clone();
-        let scope = Scope {
-            loops: loops[..i]
+/// A region: the bounds of each dimension.
+type Region = Vec<(Expr, Expr)>;
+
+/// Merges regions that are translates of each other (every bound differs
+/// from the other's by a constant) into their hull, which keeps the form of
+/// one of them: the taps of a stencil become one region.
+fn merge_translates(regions: Vec<Region>) -> Vec<Region> {
+    let mut out: Vec<Region> = Vec::new();
+    'next: for r in regions {
+        for m in &mut out {
+            let diffs: Option<Vec<(i128, i128)>> = m
                 .iter()
-                .map(|l| (l.var.clone(), Interval::new(l.min.clone(), l.bound.clone())))
-                .collect(),
-            ..Scope::new(vec![], vec![], &value_of)
-        };
-        let vars: Vec<Interval> = coords
-            .iter()
-            .map(|c| crate::analysis::interval::bounds_of(c, &scope))
-            .collect();
-        let scope = Scope::new(vars, vec![], &value_of);
-        let mut widths = Vec::new();
-        visit_loads(&self.p.funcs[f].pure, &scope, &mut |n| {
-            if let ExprKind::Load {
-                source: Source::Func(g),
-                args,
-                ..
-            } = &n.kind
-            {
-                if *g == h {
-                    let b = crate::analysis::interval::bounds_of(&args[d], &scope);
-                    widths.push((b.min, b.max));
+                .zip(&r)
+                .map(|(a, b)| {
+                    Some((
+                        linear_difference(&b.0, &a.0)?,
+                        linear_difference(&b.1, &a.1)?,
+                    ))
+                })
+                .collect();
+            if let Some(diffs) = diffs {
+                for (d, (dlo, dhi)) in diffs.into_iter().enumerate() {
+                    if dlo < 0 {
+                        m[d].0 = r[d].0.clone();
+                    }
+                    if dhi > 0 {
+                        m[d].1 = r[d].1.clone();
+                    }
                 }
+                continue 'next;
             }
-        });
-        // The union of the reads: every bound must differ from the others by
-        // a constant.
-        let first = widths.first()?.clone();
-        let (lo0, hi0) = (first.0?, first.1?);
-        let mut lo_off = 0i128;
-        let mut hi_off = 0i128;
-        for (lo, hi) in &widths {
-            lo_off = lo_off.min(linear_difference(lo.as_ref()?, &lo0)?);
-            hi_off = hi_off.max(linear_difference(hi.as_ref()?, &hi0)?);
         }
-        let width = linear_difference(&hi0, &lo0)? + hi_off - lo_off + 1;
-        (width > 0).then_some(width)
+        out.push(r);
+    }
+    out
+}
+
+/// The one dimension whose bounds depend on loop `v`, if all the regions'
+/// bounds in it grow monotonically with `v` and no other dimension depends
+/// on it.
+fn sliding_dim(regions: &[Region], v: &LoopVar) -> Option<usize> {
+    let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+    let dims = regions.first()?.len();
+    let moving: Vec<usize> = (0..dims)
+        .filter(|&d| regions.iter().any(|r| uses(&r[d].0) || uses(&r[d].1)))
+        .collect();
+    match moving.as_slice() {
+        [d] if regions
+            .iter()
+            .all(|r| increasing(&r[*d].0, v) && increasing(&r[*d].1, v)) =>
+        {
+            Some(*d)
+        }
+        _ => None,
     }
 }
 
-/// The one dimension whose bounds depend on loop `v`, if both its bounds grow
-/// monotonically with `v` and no other dimension depends on it.
-fn sliding_dim(bounds: &[(Expr, Expr)], v: &LoopVar) -> Option<usize> {
-    let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
-    let moving: Vec<usize> = (0..bounds.len())
-        .filter(|&d| uses(&bounds[d].0) || uses(&bounds[d].1))
-        .collect();
-    match moving.as_slice() {
-        [d] if increasing(&bounds[*d].0, v) && increasing(&bounds[*d].1, v) => Some(*d),
-        _ => None,
+/// The extent of the hull of `regions` in dimension `d`, when it is a
+/// constant (their bounds differ by constants).
+fn window(regions: &[Region], d: usize) -> Option<i128> {
+    let first = regions.first()?;
+    let (mut lo_off, mut hi_off) = (0i128, 0i128);
+    for r in regions {
+        lo_off = lo_off.min(linear_difference(&r[d].0, &first[d].0)?);
+        hi_off = hi_off.max(linear_difference(&r[d].1, &first[d].1)?);
     }
+    let width = linear_difference(&first[d].1, &first[d].0)? + hi_off - lo_off + 1;
+    (width > 0).then_some(width)
 }
 
 /// True when `e` never decreases as loop `v` grows (other loops fixed).

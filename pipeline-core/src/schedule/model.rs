@@ -193,8 +193,9 @@ pub struct FuncSchedule {
     /// `store_at(func, var)`, when given (checked against the compute level;
     /// storage then lives at the compute level until sliding windows land).
     pub store: Option<(FuncId, String)>,
-    /// The tokens of its `compute_at` directive, for errors found in lowering.
-    pub at_tokens: Option<proc_macro2::TokenStream>,
+    /// The tokens of its `compute_at` or `compute_inline` directive, for
+    /// errors found in lowering.
+    pub compute_tokens: Option<proc_macro2::TokenStream>,
     /// The tokens of its `store_at` directive.
     pub store_tokens: Option<proc_macro2::TokenStream>,
     /// `bound(var, min, extent)`: per dimension, the region it is computed
@@ -249,7 +250,7 @@ impl Schedule {
                         updates: default_updates(p, f),
                         written: Vec::new(),
                         store: None,
-                        at_tokens: None,
+                        compute_tokens: None,
                         store_tokens: None,
                         bounds: Vec::new(),
                     }
