@@ -389,6 +389,10 @@ impl Machine<'_> {
     }
 
     pub(crate) fn eval(&self, e: &Expr, fr: &Frame) -> Value {
+        crate::deep(|| self.eval_here(e, fr))
+    }
+
+    fn eval_here(&self, e: &Expr, fr: &Frame) -> Value {
         use ExprKind as K;
         let ty = e.ty;
         match &e.kind {

@@ -63,6 +63,15 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
     out
 }
 
+/// Runs `f` with at least 256 KiB of stack left, continuing on a new
+/// segment when deeply nested expressions need it. The macro runs on rustc's
+/// stack, and a proc macro built without optimization (the default in debug
+/// builds) has large frames; every recursion over expressions goes through
+/// here.
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, f)
+}
+
 /// The lowering passes, in order.
 pub fn lower_pipeline(
     checked: &Pipeline,

@@ -10,6 +10,9 @@ use pipeline_core::schedule::update::update_vars;
 use pipeline_core::schedule::{LoopKind, StageSchedule};
 use std::path::Path;
 
+#[path = "random_schedules/compiled.rs"]
+mod compiled;
+
 /// How many generated schedules scheduled an update stage.
 static WITH_UPDATE_DIRECTIVES: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
@@ -312,6 +315,18 @@ fn random_image(ty: Type, min: Vec<i64>, shape: Vec<usize>, rng: &mut Rng) -> Im
     img
 }
 
+/// The scalar parameters every run uses.
+fn params_of(p: &Pipeline) -> Vec<Value> {
+    p.params
+        .iter()
+        .map(|q| match q.ty {
+            Type::F32 => Value::F32(1.25),
+            Type::F64 => Value::F64(0.75),
+            t => Value::Int(t.wrap(3)),
+        })
+        .collect()
+}
+
 fn check_pipeline(source: &str, name: &str, schedules: usize, seed: u64) -> usize {
     let bare = without_schedules(source);
     let (p, _) = pipeline_core::scheduled_from_source(&bare, name).unwrap();
@@ -352,15 +367,7 @@ fn check_pipeline(source: &str, name: &str, schedules: usize, seed: u64) -> usiz
                     )
                 })
                 .collect();
-            let params: Vec<Value> = p
-                .params
-                .iter()
-                .map(|q| match q.ty {
-                    Type::F32 => Value::F32(1.25),
-                    Type::F64 => Value::F64(0.75),
-                    t => Value::Int(t.wrap(3)),
-                })
-                .collect();
+            let params = params_of(&p);
             let outputs: Vec<Image> = p
                 .outputs
                 .iter()

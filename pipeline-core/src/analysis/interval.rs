@@ -182,6 +182,10 @@ fn to_i64(e: &Expr) -> Expr {
 }
 
 fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
+    crate::deep(|| bounds_here(e, scope))
+}
+
+fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
     use ExprKind as K;
     if e.ty.is_float() {
         return Interval::everything();

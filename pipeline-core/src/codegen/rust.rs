@@ -176,6 +176,10 @@ impl Gen<'_> {
 
     /// Emits an expression inside the stage `update` of func `f`.
     fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+        crate::deep(|| self.expr_here(e, f, k))
+    }
+
+    fn expr_here(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
         let sub = |x: &Expr| self.expr(x, f, k);
         let ty = rust_type(e.ty);
         match &e.kind {

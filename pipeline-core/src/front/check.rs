@@ -1195,6 +1195,10 @@ impl Elab<'_> {
     // Expressions
 
     fn expr(&mut self, e: &syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
+        crate::deep(|| self.expr_here(e, env, ctx))
+    }
+
+    fn expr_here(&mut self, e: &syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
         match e {
             syn::Expr::Lit(l) => self.literal(&l.lit),
             syn::Expr::Paren(p) => self.expr(&p.expr, env, ctx),

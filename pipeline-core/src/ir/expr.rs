@@ -455,6 +455,10 @@ impl Expr {
     /// Rebuilds the expression bottom-up: `f` sees each node after its children
     /// have been rewritten and returns its replacement.
     pub fn rewrite(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
+        crate::deep(|| self.rewrite_here(f))
+    }
+
+    fn rewrite_here(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
         let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| -> Box<Expr> {
             Box::new(rewrite_dyn(e, f))
         };
@@ -495,8 +499,10 @@ impl Expr {
 
     /// Visits every node, parents before children.
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
-        f(self);
-        self.for_each_child(|c| c.visit(f));
+        crate::deep(|| {
+            f(self);
+            self.for_each_child(|c| c.visit(f));
+        })
     }
 
     /// True if any node satisfies `pred`.

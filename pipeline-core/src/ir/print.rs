@@ -16,6 +16,10 @@ pub struct Names<'a> {
 impl Names<'_> {
     /// Prints an expression in the context of func `f`'s stage `update`.
     pub fn expr(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>) -> String {
+        crate::deep(|| self.expr_here(e, f, update))
+    }
+
+    fn expr_here(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>) -> String {
         let p = self.pipeline;
         let sub = |x: &Expr| self.expr(x, f, update);
         match &e.kind {
