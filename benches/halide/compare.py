@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of our generated code and Halide 21 on the same machine.
+
+Run from anywhere in the repository:
+
+    python3 benches/halide/compare.py [--runs N] [--only NAME ...]
+
+NAME is one of blur3x3_u16, gauss5x5_u8, harris_f32, unsharp_f32 (default: all).
+
+What it does, in one run:
+
+1. Creates a virtual environment under target/halide-venv (reused when present)
+   with `halide` 21 and `numpy` from PyPI, and re-runs itself inside it.
+2. Runs `cargo bench --bench halide_compare` (benches/halide_compare.rs, release)
+   for our times and a parallel-copy measurement of the memory bandwidth; the
+   bench also writes its outputs to target/halide-compare/.
+3. Defines the same four algorithms with the same schedules in Halide's Python
+   API, JIT-compiles each once and times `realize` into preallocated buffers
+   (two warm-up runs, then the median of N), on inputs built from the same
+   integer hash as the bench's.
+4. Compares the outputs element by element: integer pipelines must agree bit for
+   bit; float pipelines are compared with a Halide build that has `strict_float`
+   (no FMA contraction, no float rewrites), which must agree exactly too, and
+   with the timed (default) build, whose differences are reported. Halide's
+   `exp` is its own polynomial, not the C library's `expf` that Rust's `f32::exp`
+   calls, and differs from it in the last bit for one of the unsharp mask's taps
+   (exp(-1/4.5)); so the unsharp mask is also checked against a strict_float
+   build whose seven Gaussian taps come from libm's expf.
+   The script exits with status 2 when a check finds a difference.
+5. Prints a markdown table: ours / Halide, and for the blur the bound that the
+   measured memory bandwidth sets for the bytes it must read and write.
+
+Both sides use the same number of threads: every core this process may run on
+(RAYON_NUM_THREADS and HL_NUM_THREADS are set to it).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / "target" / "halide-venv"
+DUMP = ROOT / "target" / "halide-compare"
+REQUIREMENTS = ["halide>=21,<22", "numpy"]
+# Written into the venv once the requirements installed, so later runs skip pip.
+STAMP = VENV / "halide-compare-requirements.txt"
+
+NAMES = ["blur3x3_u16", "gauss5x5_u8", "harris_f32", "unsharp_f32"]
+# The unsharp mask's parameters (also in benches/halide_compare.rs).
+SIGMA = 1.5
+AMOUNT = 1.5
+
+
+def fail(message):
+    print(f"compare.py: error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------------------
+# The virtual environment
+
+
+def venv_python():
+    return VENV / "bin" / "python"
+
+
+def in_venv():
+    return Path(sys.prefix).resolve() == VENV.resolve()
+
+
+def ensure_venv_and_reexec():
+    """Creates the venv if needed, installs the requirements, and replaces this
+    process with the same script run by the venv's Python."""
+    wanted = "\n".join(REQUIREMENTS) + "\n"
+    if not venv_python().exists():
+        print(f"creating a virtual environment in {VENV}", file=sys.stderr)
+        try:
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        except Exception as e:  # ensurepip missing (Debian's python3-venv), disk full...
+            fail(
+                f"could not create the virtual environment {VENV}: {e}\n"
+                "  (on Debian/Ubuntu: apt-get install python3-venv)"
+            )
+    if not STAMP.exists() or STAMP.read_text() != wanted:
+        print(f"installing {' '.join(REQUIREMENTS)} into {VENV}", file=sys.stderr)
+        cmd = [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", *REQUIREMENTS]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            fail(
+                f"pip could not install {' '.join(REQUIREMENTS)} (exit {proc.returncode}).\n"
+                f"  command: {' '.join(cmd)}\n"
+                "  Halide publishes wheels for CPython 3.9+ on x86_64/aarch64 Linux, macOS and\n"
+                "  Windows; check the network, the Python version, or delete the venv and retry.\n"
+                "---- pip output (last 40 lines) ----\n"
+                + "\n".join(proc.stdout.splitlines()[-40:])
+            )
+        STAMP.write_text(wanted)
+    # The total time reported at the end counts from here, the venv's set-up included.
+    os.environ["HALIDE_COMPARE_STARTED"] = str(time.time())
+    os.execv(str(venv_python()), [str(venv_python()), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+# ---------------------------------------------------------------------------
+# Inputs: the bench's hash, in numpy's wrapping u32 arithmetic
+
+
+def hash_u32(np, shape):
+    """hash(x, y, c) of benches/halide_compare.rs for every coordinate of a
+    numpy array of shape (h, w) or (c, h, w) (row-major, x fastest)."""
+    if len(shape) == 2:
+        shape = (1,) + tuple(shape)
+    c_n, h_n, w_n = shape
+    u32 = np.uint32
+    x = np.arange(w_n, dtype=u32)[None, None, :]
+    y = np.arange(h_n, dtype=u32)[None, :, None]
+    c = np.arange(c_n, dtype=u32)[:, None, None]
+    h = (x * u32(0x9E3779B1)) ^ (y * u32(0x85EBCA77)) ^ (c * u32(0xC2B2AE3D))
+    h ^= h >> u32(15)
+    h *= u32(0x2C1B3C6D)
+    h ^= h >> u32(12)
+    return h
+
+
+def make_input(np, name, shape):
+    h = hash_u32(np, shape)
+    if name == "blur3x3_u16":
+        return (h[0] >> np.uint32(16)).astype(np.uint16)
+    if name == "gauss5x5_u8":
+        return (h[0] >> np.uint32(24)).astype(np.uint8)
+    # ramp_and_noise of the bench: an integer below 2^24 over 2^24, exact in f32.
+    c_n, h_n, w_n = shape
+    x = np.arange(w_n, dtype=np.uint32)[None, None, :]
+    y = np.arange(h_n, dtype=np.uint32)[None, :, None]
+    c = np.arange(c_n, dtype=np.uint32)[:, None, None]
+    ramp = ((x + 2 * y + 97 * c) % np.uint32(4096)) * np.uint32(3072)
+    noise = (h >> np.uint32(22)) * np.uint32(1024)
+    return ((ramp + noise).astype(np.float32) / np.float32(16777216.0)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------
+# The Halide pipelines: the algorithms and schedules of benches/halide_compare.rs.
+# Float sums are written as left folds starting at the first term, as the DSL's
+# `sum` is; float constants go through hl.f32 (the DSL, too, rounds the decimal
+# literal to f64 and then to f32).
+
+
+def halide_blur3x3(hl, libm_exp=False):
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    inp = hl.ImageParam(hl.UInt(16), 2, "input")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    u32 = lambda e: hl.cast(hl.UInt(32), e)
+    blur_x, out = hl.Func("blur_x"), hl.Func("out")
+    blur_x[x, y] = (u32(clamped[x - 1, y]) + u32(clamped[x, y]) + u32(clamped[x + 1, y])) / 3
+    out[x, y] = hl.cast(hl.UInt(16), (blur_x[x, y - 1] + blur_x[x, y] + blur_x[x, y + 1]) / 3)
+
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
+    blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
+    return out, [inp], []
+
+
+def halide_gauss5x5(hl, libm_exp=False):
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    inp = hl.ImageParam(hl.UInt(8), 2, "input")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    u16 = lambda e: hl.cast(hl.UInt(16), e)
+    gauss_x, out = hl.Func("gauss_x"), hl.Func("out")
+    gauss_x[x, y] = (
+        u16(clamped[x - 2, y])
+        + 4 * u16(clamped[x - 1, y])
+        + 6 * u16(clamped[x, y])
+        + 4 * u16(clamped[x + 1, y])
+        + u16(clamped[x + 2, y])
+    )
+    out[x, y] = hl.cast(
+        hl.UInt(8),
+        (
+            gauss_x[x, y - 2]
+            + 4 * gauss_x[x, y - 1]
+            + 6 * gauss_x[x, y]
+            + 4 * gauss_x[x, y + 1]
+            + gauss_x[x, y + 2]
+            + 128
+        )
+        >> 8,
+    )
+
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32)
+    gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32)
+    return out, [inp], []
+
+
+def halide_harris(hl, libm_exp=False):
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    f = hl.f32
+    inp = hl.ImageParam(hl.Float(32), 3, "input")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    gray, ix, iy = hl.Func("gray"), hl.Func("ix"), hl.Func("iy")
+    ixx, iyy, ixy = hl.Func("ixx"), hl.Func("iyy"), hl.Func("ixy")
+    sxx, syy, sxy = hl.Func("sxx"), hl.Func("syy"), hl.Func("sxy")
+    out = hl.Func("out")
+    gray[x, y] = f(0.299) * clamped[x, y, 0] + f(0.587) * clamped[x, y, 1] + f(0.114) * clamped[x, y, 2]
+    ix[x, y] = (
+        (gray[x + 1, y - 1] - gray[x - 1, y - 1])
+        + f(2.0) * (gray[x + 1, y] - gray[x - 1, y])
+        + (gray[x + 1, y + 1] - gray[x - 1, y + 1])
+    ) * f(0.125)
+    iy[x, y] = (
+        (gray[x - 1, y + 1] - gray[x - 1, y - 1])
+        + f(2.0) * (gray[x, y + 1] - gray[x, y - 1])
+        + (gray[x + 1, y + 1] - gray[x + 1, y - 1])
+    ) * f(0.125)
+    ixx[x, y] = ix[x, y] * ix[x, y]
+    iyy[x, y] = iy[x, y] * iy[x, y]
+    ixy[x, y] = ix[x, y] * iy[x, y]
+
+    def box3x3(g):
+        # sum((-1..=1, -1..=1), |(i, j)| g(x + i, y + j)): i innermost, a left fold.
+        terms = [g[x + i, y + j] for j in (-1, 0, 1) for i in (-1, 0, 1)]
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = acc + t
+        return acc
+
+    sxx[x, y] = box3x3(ixx)
+    syy[x, y] = box3x3(iyy)
+    sxy[x, y] = box3x3(ixy)
+    det = sxx[x, y] * syy[x, y] - sxy[x, y] * sxy[x, y]
+    trace = sxx[x, y] + syy[x, y]
+    out[x, y] = det - f(0.04) * trace * trace
+
+    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
+    gray.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
+    ix.compute_root().parallel(y).vectorize(x, 8)
+    iy.compute_root().parallel(y).vectorize(x, 8)
+    ixx.compute_inline()
+    iyy.compute_inline()
+    ixy.compute_inline()
+    sxx.compute_at(out, yi).vectorize(x, 8)
+    syy.compute_at(out, yi).vectorize(x, 8)
+    sxy.compute_at(out, yi).vectorize(x, 8)
+    return out, [inp], []
+
+
+def libm_exp_taps(np):
+    """gauss(i) for i in -3..=3 as our code computes it: the same f32 argument,
+    then the C library's expf (what Rust's f32::exp calls). Halide's exp is its
+    own polynomial, which may differ from it in the last bit."""
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.util.find_library("m")
+    if lib is None:
+        return None
+    expf = ctypes.CDLL(lib).expf
+    expf.restype, expf.argtypes = ctypes.c_float, [ctypes.c_float]
+    f32 = np.float32
+    denominator = f32(2.0) * f32(SIGMA) * f32(SIGMA)
+    return np.array([expf(float(-f32(i * i) / denominator)) for i in range(-3, 4)], dtype=f32)
+
+
+def halide_unsharp(hl, libm_exp=False):
+    """With `libm_exp` (a numpy array from libm_exp_taps), gauss reads those seven
+    values instead of calling Halide's exp: used only to check the outputs."""
+    x, y, c, i = hl.Var("x"), hl.Var("y"), hl.Var("c"), hl.Var("i")
+    yo, yi = hl.Var("yo"), hl.Var("yi")
+    f = hl.f32
+    inp = hl.ImageParam(hl.Float(32), 3, "input")
+    sigma = hl.Param(hl.Float(32), "sigma", SIGMA)
+    amount = hl.Param(hl.Float(32), "amount", AMOUNT)
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+
+    def fold(terms):
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = acc + t
+        return acc
+
+    gauss, weight = hl.Func("gauss"), hl.Func("weight")
+    blur_x, blur_y, out = hl.Func("blur_x"), hl.Func("blur_y"), hl.Func("out")
+    if libm_exp is False:
+        gauss[i] = hl.exp(-hl.cast(hl.Float(32), i * i) / (f(2.0) * sigma * sigma))
+    else:
+        taps = hl.Buffer(libm_exp)  # shares libm_exp's memory: the caller keeps it alive
+        taps.set_min([-3])
+        gauss[i] = taps[hl.clamp(i, -3, 3)]
+    weight[i] = gauss[i] / fold([gauss[j] for j in range(-3, 4)])
+    blur_x[x, y, c] = fold([weight[k] * clamped[x + k, y, c] for k in range(-3, 4)])
+    blur_y[x, y, c] = fold([weight[k] * blur_x[x, y + k, c] for k in range(-3, 4)])
+    out[x, y, c] = hl.clamp(inp[x, y, c] + amount * (inp[x, y, c] - blur_y[x, y, c]), f(0.0), f(1.0))
+
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+    blur_y.compute_at(out, yi).vectorize(x, 8)
+    blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+    weight.compute_root()
+    return out, [inp], [sigma, amount]
+
+
+# name -> (Halide builder, numpy input shape, numpy output shape, output dtype name)
+CASES = {
+    "blur3x3_u16": (halide_blur3x3, (4800, 6400), (4800, 6400), "uint16"),
+    "gauss5x5_u8": (halide_gauss5x5, (4096, 4096), (4096, 4096), "uint8"),
+    "harris_f32": (halide_harris, (3, 1024, 1920), (1024, 1920), "float32"),
+    "unsharp_f32": (halide_unsharp, (3, 1536, 2560), (3, 1536, 2560), "float32"),
+}
+
+
+# ---------------------------------------------------------------------------
+# Timing and comparison
+
+
+def median(values):
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def time_ms(fn, runs):
+    """Two warm-up runs, then `runs` timed ones: (median, min) in milliseconds."""
+    fn()
+    fn()
+    ms = []
+    for _ in range(max(runs, 1)):
+        start = time.perf_counter()
+        fn()
+        ms.append((time.perf_counter() - start) * 1e3)
+    return median(ms), min(ms)
+
+
+def run_ours(names, runs, threads):
+    """Runs the Rust bench; returns ({name: (size, median, min)}, bandwidth GB/s)."""
+    env = dict(os.environ)
+    env.update(
+        HALIDE_COMPARE_RUNS=str(runs),
+        HALIDE_COMPARE_DUMP=str(DUMP),
+        RAYON_NUM_THREADS=str(threads),
+    )
+    cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
+    print(f"$ {' '.join(cmd)}", file=sys.stderr, flush=True)
+    try:
+        # Cargo's progress goes to stderr (shown as it happens); results to stdout.
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        fail("cargo is not on PATH")
+    if proc.returncode != 0:
+        fail(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); its output:\n{proc.stdout}")
+    results, bandwidth = {}, None
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if parts[:1] == ["RESULT"]:
+            results[parts[1]] = (parts[2], float(parts[3]), float(parts[4]))
+        elif parts[:1] == ["BANDWIDTH"]:
+            bandwidth = float(parts[1])
+    missing = [n for n in names if n not in results]
+    if missing or bandwidth is None:
+        fail(f"the bench printed no result for {missing or 'the bandwidth'}; its output:\n{proc.stdout}")
+    return results, bandwidth
+
+
+def compare(np, ours, theirs, dtype):
+    """(description, bit-identical?) of how our output differs from Halide's."""
+    bits = np.dtype(f"u{dtype.itemsize}")
+    differ = int(np.count_nonzero(ours.view(bits) != theirs.view(bits)))
+    if differ == 0:
+        return "identical", True
+    if dtype.kind == "f":
+        d = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
+        d[np.isnan(d)] = np.inf
+    else:
+        d = np.abs(ours.astype(np.int64) - theirs.astype(np.int64))
+    index = np.unravel_index(int(np.argmax(d)), d.shape)  # (c, y, x) or (y, x)
+    worst = float(d[index])
+    axes = "x, y, c" if d.ndim == 3 else "x, y"
+    text = f"{differ} of {d.size} differ, max |diff| {worst:.3g} at ({axes}) = {tuple(int(v) for v in index[::-1])}"
+    if dtype.kind == "f":
+        scale = float(np.max(np.abs(theirs.astype(np.float64))))
+        text += f" ({worst / scale:.2g} of max |value| {scale:.3g})"
+    return text, False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per pipeline and side (median reported; default 10)")
+    parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"run only this pipeline (repeatable): {', '.join(NAMES)}")
+    args = parser.parse_args()
+    names = args.only or NAMES
+
+    if not in_venv():
+        ensure_venv_and_reexec()  # does not return
+
+    started = float(os.environ.get("HALIDE_COMPARE_STARTED", time.time()))
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    # Halide's runtime reads HL_NUM_THREADS when its thread pool starts.
+    os.environ["HL_NUM_THREADS"] = str(threads)
+
+    import numpy as np
+
+    try:
+        import halide as hl
+    except ImportError as e:
+        fail(f"halide does not import in {VENV}: {e} (delete the venv to reinstall)")
+    from importlib.metadata import version
+
+    # 1. Ours (builds the bench in release first; the build is not timed).
+    if DUMP.exists():
+        for old in DUMP.glob("*.bin"):
+            old.unlink()
+    ours, bandwidth = run_ours(names, args.runs, threads)
+
+    # 2. Halide, one pipeline at a time.
+    target = hl.get_jit_target_from_environment()
+    strict = target.with_feature(hl.TargetFeature.StrictFloat)
+    theirs, checks, compile_s = {}, {}, {}
+    for name in names:
+        build, in_shape, out_shape, dtype = CASES[name]
+        dtype = np.dtype(dtype)
+        data = make_input(np, name, in_shape)
+        # hl.Buffer reverses the axes of a numpy array: (c, h, w) becomes (x, y, c).
+        in_buf = hl.Buffer(data)
+        result = np.zeros(out_shape, dtype=dtype)
+        out_buf = hl.Buffer(result)
+        ours_out = np.fromfile(DUMP / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
+
+        def realize_once(label, target_, libm_exp=False):
+            """Builds, compiles and runs one Halide variant; compares its output."""
+            out_func, inputs, _params = build(hl, libm_exp)
+            inputs[0].set(in_buf)
+            pipe = hl.Pipeline(out_func)
+            t0 = time.perf_counter()
+            pipe.compile_jit(target_)
+            seconds = time.perf_counter() - t0
+            result.fill(0)
+            pipe.realize(out_buf, target_)
+            text, same = compare(np, ours_out, result, dtype)
+            notes.append(f"{label}: {text}")
+            return pipe, seconds, same
+
+        notes = []
+        if dtype.kind == "f":
+            # Floats: a strict_float build (the same operations in the same order,
+            # no FMA contraction, no float rewrites) must agree bit for bit; the
+            # timed build's differences are reported for information.
+            label = "strict_float Halide"
+            _, _, same = realize_once(label, strict)
+            if name == "unsharp_f32":
+                taps = libm_exp_taps(np)
+                if taps is not None:
+                    label = "strict_float Halide with libm's expf"
+                    _, _, same = realize_once(label, strict, taps)
+            checks[name] = (same, label)
+            pipe, compile_s[name], _ = realize_once("timed Halide build", target)
+        else:
+            pipe, compile_s[name], same = realize_once("timed Halide build", target)
+            checks[name] = (same, "Halide")
+        median_ms, min_ms = time_ms(lambda: pipe.realize(out_buf, target), args.runs)
+        theirs[name] = (median_ms, min_ms, notes)
+        print(f"halide {name}: median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
+
+    # 3. The table.
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    print()
+    print(f"Halide {version('halide')} (JIT target {target}), {cpu}, {threads} threads on both sides, median of {args.runs} runs.")
+    print(f"Memory bandwidth (fastest parallel copy of 6400x4800 u16, bytes read + written): {bandwidth:.2f} GB/s.")
+    print()
+    print("| algorithm | size | ours ms | Halide ms | ours/Halide | bandwidth bound ms | ours/bound | Halide/bound | outputs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for name in names:
+        size, our_ms, _ = ours[name]
+        their_ms, _, _ = theirs[name]
+        bound = ours_bound = halide_bound = ""
+        if name == "blur3x3_u16":
+            w, h = (int(v) for v in size.split("x"))
+            bytes_moved = 2 * w * h * 2  # read the u16 input once, write the u16 output once
+            bound_ms = bytes_moved / (bandwidth * 1e9) * 1e3
+            bound = f"{bound_ms:.2f}"
+            ours_bound = f"{our_ms / bound_ms:.2f}"
+            halide_bound = f"{their_ms / bound_ms:.2f}"
+        same, label = checks[name]
+        status = f"identical to {label}" if same else f"DIFFER from {label} (see below)"
+        print(
+            f"| {name} | {size} | {our_ms:.2f} | {their_ms:.2f} | {our_ms / their_ms:.2f} | {bound} | {ours_bound} | {halide_bound} | {status} |"
+        )
+    print()
+    for name in names:
+        print(f"- {name}: Halide JIT compile {compile_s[name]:.2f} s; " + "; ".join(theirs[name][2]))
+    print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
+    if not all(same for same, _ in checks.values()):
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+//! Our side of the comparison with Halide (`benches/halide/compare.py`): four
+//! pipelines, each with the same algorithm and the same hand-written schedule as
+//! the Halide version in that script, timed on the same deterministic inputs.
+//!
+//! `python3 benches/halide/compare.py` runs this bench and Halide and prints the
+//! side-by-side table; to run this half alone:
+//! `cargo bench --bench halide_compare [-- NAME...]` (NAME: `blur3x3_u16`,
+//! `gauss5x5_u8`, `harris_f32`, `unsharp_f32`, `copy_bandwidth`; default all).
+//!
+//! Each pipeline is run twice to warm up (the first call starts the thread pool),
+//! then `HALIDE_COMPARE_RUNS` times (default 10); it prints one line
+//! `RESULT <name> <width>x<height> <median_ms> <min_ms>`. A parallel copy of a
+//! buffer of the blur's size measures the memory bandwidth:
+//! `BANDWIDTH <GB/s> <bytes moved per copy> <fastest_ms>` (bytes read plus
+//! written, over the fastest of at least 10 copies). `HALIDE_COMPARE_LOWERED=1`
+//! also prints each pipeline's lowered loop nest.
+//! With `HALIDE_COMPARE_DUMP=DIR` every output is also written to `DIR/<name>.bin`
+//! (raw little-endian elements, x fastest) so that the script can compare it with
+//! Halide's element by element. The script builds the same inputs from the same
+//! integer hash (`hash` and `ramp_and_noise` below), so no input needs to be written.
+
+// Each example includes `examples/support`; included together, once each.
+#![allow(clippy::duplicate_mod)]
+
+use pipeline::{pipeline, Buffer};
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+// The 3x3 box blur of DESIGN.md 4.1 and benches/blur_strategies.rs, u16 with u32
+// intermediates and truncating divisions, scheduled as sliding windows in strips.
+pipeline! {
+    pub fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+
+    schedule blur3x3 {
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);
+        blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16);
+    }
+}
+
+// A 5x5 binomial Gaussian ([1 4 6 4 1] in x, then in y) of a u8 image with u16
+// intermediates: the largest sum is 256 * 255 + 128 = 65408, which fits in u16,
+// so nothing wraps. The output rounds to nearest: (sum + 128) >> 8.
+pipeline! {
+    pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
+        let clamped = input.clamp_edge();
+        gauss_x(x, y) = (clamped(x - 2, y) as u16)
+            + 4 * (clamped(x - 1, y) as u16)
+            + 6 * (clamped(x, y) as u16)
+            + 4 * (clamped(x + 1, y) as u16)
+            + (clamped(x + 2, y) as u16);
+        out(x, y) = ((gauss_x(x, y - 2)
+            + 4 * gauss_x(x, y - 1)
+            + 6 * gauss_x(x, y)
+            + 4 * gauss_x(x, y + 1)
+            + gauss_x(x, y + 2)
+            + 128) >> 8) as u8;
+        out
+    }
+
+    schedule gauss5x5 {
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32);
+        gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32);
+    }
+}
+
+// The Harris response and the unsharp mask are the examples' own pipelines,
+// algorithm and schedule.
+#[path = "../examples/harris.rs"]
+mod harris_example;
+#[path = "../examples/unsharp.rs"]
+mod unsharp_example;
+use harris_example::harris;
+use unsharp_example::unsharp;
+
+/// The unsharp mask's parameters (also in compare.py).
+const SIGMA: f32 = 1.5;
+const AMOUNT: f32 = 1.5;
+
+/// A deterministic 32-bit hash of a coordinate, the inputs' source of values.
+/// compare.py computes the same function with numpy's wrapping u32 arithmetic.
+fn hash(x: usize, y: usize, c: usize) -> u32 {
+    let mut h = (x as u32).wrapping_mul(0x9E37_79B1)
+        ^ (y as u32).wrapping_mul(0x85EB_CA77)
+        ^ (c as u32).wrapping_mul(0xC2B2_AE3D);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x2C1B_3C6D);
+    h ^= h >> 12;
+    h
+}
+
+/// The float inputs: a gentle ramp in [0, 0.75) plus noise in [0, 0.0625) from
+/// the hash, so that the unsharp mask's output is mostly not clamped. The value
+/// is an integer below 2^24 divided by 2^24, so exactly representable in f32.
+fn ramp_and_noise(x: usize, y: usize, c: usize) -> f32 {
+    let ramp = ((x + 2 * y + 97 * c) % 4096) as u32 * 3072;
+    let noise = (hash(x, y, c) >> 22) * 1024;
+    (ramp + noise) as f32 / 16_777_216.0
+}
+
+/// Element types that can be dumped as raw little-endian bytes.
+trait Raw: Copy {
+    fn extend_le(self, bytes: &mut Vec<u8>);
+}
+impl Raw for u8 {
+    fn extend_le(self, bytes: &mut Vec<u8>) {
+        bytes.push(self);
+    }
+}
+impl Raw for u16 {
+    fn extend_le(self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.to_le_bytes());
+    }
+}
+impl Raw for f32 {
+    fn extend_le(self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// Writes `data` to `$HALIDE_COMPARE_DUMP/<name>.bin` when that variable is set.
+fn dump<T: Raw>(name: &str, data: &[T]) {
+    let Some(dir) = std::env::var_os("HALIDE_COMPARE_DUMP") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).expect("create the dump directory");
+    let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
+    for &v in data {
+        v.extend_le(&mut bytes);
+    }
+    let path = dir.join(format!("{name}.bin"));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// Runs `f` twice to warm up, then `runs` times; returns the median and the
+/// minimum in milliseconds.
+fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f();
+    f();
+    let mut ms: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let median = if ms.len() % 2 == 1 {
+        ms[ms.len() / 2]
+    } else {
+        (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) / 2.0
+    };
+    (median, ms[0])
+}
+
+fn report(name: &str, w: usize, h: usize, (median, min): (f64, f64)) {
+    println!("RESULT {name} {w}x{h} {median:.3} {min:.3}");
+}
+
+fn main() {
+    let runs: usize = match std::env::var("HALIDE_COMPARE_RUNS") {
+        Ok(s) => s
+            .parse()
+            .unwrap_or_else(|_| panic!("HALIDE_COMPARE_RUNS={s} is not a count")),
+        Err(_) => 10,
+    };
+    // `cargo bench` passes `--bench`; every other argument selects a pipeline.
+    let names: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let selected = |name: &str| names.is_empty() || names.iter().any(|n| n == name);
+    println!("THREADS {} RUNS {runs}", rayon::current_num_threads());
+    // HALIDE_COMPARE_LOWERED=1 prints each selected pipeline's loop nest first.
+    if std::env::var_os("HALIDE_COMPARE_LOWERED").is_some() {
+        let lowered = [
+            ("blur3x3_u16", blur3x3::LOWERED),
+            ("gauss5x5_u8", gauss5x5::LOWERED),
+            ("harris_f32", harris::LOWERED),
+            ("unsharp_f32", unsharp::LOWERED),
+        ];
+        for (name, text) in lowered.iter().filter(|(name, _)| selected(name)) {
+            println!("LOWERED {name}\n{text}");
+        }
+    }
+
+    if selected("blur3x3_u16") {
+        let (w, h) = (6400, 4800);
+        let input = Buffer::<u16, 2>::from_fn([w, h], |[x, y]| (hash(x, y, 0) >> 16) as u16);
+        let mut out = Buffer::<u16, 2>::new([w, h]);
+        let t = time(runs, || blur3x3(black_box(&input), &mut out).unwrap());
+        report("blur3x3_u16", w, h, t);
+        dump("blur3x3_u16", out.as_slice());
+    }
+
+    if selected("gauss5x5_u8") {
+        let (w, h) = (4096, 4096);
+        let input = Buffer::<u8, 2>::from_fn([w, h], |[x, y]| (hash(x, y, 0) >> 24) as u8);
+        let mut out = Buffer::<u8, 2>::new([w, h]);
+        let t = time(runs, || gauss5x5(black_box(&input), &mut out).unwrap());
+        report("gauss5x5_u8", w, h, t);
+        dump("gauss5x5_u8", out.as_slice());
+    }
+
+    if selected("harris_f32") {
+        let (w, h) = (1920, 1024);
+        let input = Buffer::<f32, 3>::from_fn([w, h, 3], |[x, y, c]| ramp_and_noise(x, y, c));
+        let mut out = Buffer::<f32, 2>::new([w, h]);
+        let t = time(runs, || harris(black_box(&input), &mut out).unwrap());
+        report("harris_f32", w, h, t);
+        dump("harris_f32", out.as_slice());
+    }
+
+    if selected("unsharp_f32") {
+        let (w, h) = (2560, 1536);
+        let input = Buffer::<f32, 3>::from_fn([w, h, 3], |[x, y, c]| ramp_and_noise(x, y, c));
+        let mut out = Buffer::<f32, 3>::new([w, h, 3]);
+        let t = time(runs, || {
+            unsharp(black_box(&input), SIGMA, AMOUNT, &mut out).unwrap()
+        });
+        report("unsharp_f32", w, h, t);
+        dump("unsharp_f32", out.as_slice());
+    }
+
+    if selected("copy_bandwidth") {
+        // A copy of a buffer of the blur's size (6400x4800 u16), split into one
+        // contiguous chunk per thread: the time the machine needs to read and write
+        // as many bytes as the blur must, which bounds the blur from below.
+        let len = 6400 * 4800;
+        let src: Vec<u16> = (0..len).map(|i| i as u16).collect();
+        let mut dst = vec![0u16; len];
+        let chunk = len.div_ceil(rayon::current_num_threads());
+        // The fastest copy is the bound (noise only ever slows a copy down).
+        let (_, min) = time(runs.max(10), || {
+            dst.par_chunks_mut(chunk)
+                .zip(black_box(&src).par_chunks(chunk))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+        });
+        assert_eq!(dst[len - 1], src[len - 1]);
+        let bytes = 2 * len * std::mem::size_of::<u16>();
+        let gbs = bytes as f64 / (min * 1e-3) / 1e9;
+        println!("BANDWIDTH {gbs:.3} {bytes} {min:.3}");
+    }
+}
