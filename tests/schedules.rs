@@ -561,3 +561,38 @@ fn sliding_window_through_a_func_computed_inside() {
         sliding_through(i, o)
     });
 }
+
+pipeline! {
+    /// Clamped reads in x, a split with a ragged tail.
+    fn clamped_rows(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        out(x, y) = c(x - 1, y) / 2 + c(x + 1, y) / 2;
+        out
+    }
+    schedule clamped_rows {
+        out.split(x, xo, xi, 8).parallel(y);
+    }
+}
+
+#[test]
+fn loop_partitioning_drops_clamps_and_guards_in_the_steady_state() {
+    let lowered = clamped_rows::LOWERED;
+    // The edges keep the boundary condition; the steady state reads the
+    // input directly and has no tail guard (y runs in parallel: kept).
+    assert!(
+        lowered.contains("input(clamp_edge((x - 1)), clamp_edge(y))"),
+        "{lowered}"
+    );
+    assert!(
+        lowered.contains("input((x - 1), clamp_edge(y))"),
+        "{lowered}"
+    );
+    let steady = lowered
+        .split("for out.xo")
+        .find(|part| part.contains("input((x - 1), clamp_edge(y))"))
+        .unwrap();
+    assert!(!steady.contains("if ("), "{lowered}");
+    check(clamped_rows::__SOURCE, "clamped_rows", |i, o| {
+        clamped_rows(i, o)
+    });
+}

@@ -109,6 +109,11 @@ pub fn lower_pipeline(
         |_| String::new(),
         || lower::hoist::hoist(synthesized.body),
     );
+    let body = pass(
+        "partition",
+        |_| String::new(),
+        || lower::partition::partition(body),
+    );
     let local_syms = synthesized.local_syms.len();
     let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
     sym_names.extend(synthesized.local_syms.iter().cloned());

@@ -119,6 +119,14 @@ impl Stmt {
             Stmt::LetCoord { body, .. } | Stmt::If { body, .. } | Stmt::LetSym { body, .. } => {
                 body.stage_func()
             }
+            // The parts of one partitioned loop.
+            Stmt::Block(stmts) => {
+                let first = stmts.first()?.stage_func()?;
+                stmts
+                    .iter()
+                    .all(|s| s.stage_func() == Some(first))
+                    .then_some(first)
+            }
             _ => None,
         }
     }

@@ -3,3 +3,4 @@
 pub mod hoist;
 pub mod inline;
 pub mod loops;
+pub mod partition;

@@ -1,0 +1,541 @@
+//! Loop partitioning: boundary conditions and split-tail guards cost nothing
+//! in the interior of a loop.
+//!
+//! A boundary condition maps a coordinate `a * v + r` (`v` the loop, `a > 0`,
+//! `r` fixed while the loop runs) into `[min, min + extent)`; it is the
+//! identity while the coordinate is inside. A guard `a * v + r < e` holds up to
+//! some `v`. Each gives a range of `v` where it can be dropped; their
+//! intersection is the loop's steady state. The loop becomes three: the
+//! iterations before the steady state and those after it run the body as it
+//! is, the steady state runs it without those clamps and guards.
+//!
+//! ```text
+//! for x in 0..=w-1 { out(x) = in(clamp(x - 1, 0, w - 1)) + in(clamp(x + 1, 0, w - 1)) }
+//!   => for x in 0..=min(w-1, 0) { ..clamped.. }
+//!      for x in 1..=w-2 { out(x) = in(x - 1) + in(x + 1) }
+//!      for x in max(1, w-1)..=w-1 { ..clamped.. }
+//! ```
+//!
+//! Only serial and vectorized loops are partitioned: parallel loops keep one
+//! range per slab, unrolled loops have constant extents. Loops are
+//! partitioned outermost first: a condition on the coordinate `a * v + r`
+//! where `r` depends on loops inside `v` holds over the range that suits
+//! every value `r` takes (interval analysis over those loops), so the tiles of
+//! a split loop run clamp-free as a whole; the parts that keep conditions
+//! are then partitioned on their inner loops.
+
+use crate::analysis::interval::{bounds_of, Interval, Scope};
+use crate::analysis::simplify::simplify;
+use crate::ir::*;
+use crate::schedule::LoopKind;
+use std::collections::HashMap;
+
+/// Partitions every loop whose body has boundary conditions or guards that
+/// are the identity over a range of it.
+pub fn partition(s: Stmt) -> Stmt {
+    match s {
+        Stmt::For {
+            var,
+            min,
+            max,
+            kind,
+            slab,
+            body,
+        } => match split_loop(var, min, max, kind, slab, *body) {
+            // The three parts' bodies, each partitioned on the loops inside.
+            Stmt::Block(parts) => Stmt::Block(parts.into_iter().map(partition_inside).collect()),
+            whole => partition_inside(whole),
+        },
+        Stmt::Allocate {
+            func,
+            region,
+            fold,
+            body,
+        } => Stmt::Allocate {
+            func,
+            region,
+            fold,
+            body: Box::new(partition(*body)),
+        },
+        Stmt::LetSym { sym, value, body } => Stmt::LetSym {
+            sym,
+            value,
+            body: Box::new(partition(*body)),
+        },
+        Stmt::LetCoord { coord, value, body } => Stmt::LetCoord {
+            coord,
+            value,
+            body: Box::new(partition(*body)),
+        },
+        Stmt::If { cond, body } => Stmt::If {
+            cond,
+            body: Box::new(partition(*body)),
+        },
+        Stmt::Block(stmts) => Stmt::Block(stmts.into_iter().map(partition).collect()),
+        s @ (Stmt::Store { .. } | Stmt::CopyToOutput { .. }) => s,
+    }
+}
+
+/// Partitions the loops inside loop `s`, not `s` itself.
+fn partition_inside(s: Stmt) -> Stmt {
+    match s {
+        Stmt::For {
+            var,
+            min,
+            max,
+            kind,
+            slab,
+            body,
+        } => Stmt::For {
+            var,
+            min,
+            max,
+            kind,
+            slab,
+            body: Box::new(partition(*body)),
+        },
+        other => partition(other),
+    }
+}
+
+/// The coordinate values bound around an expression (`Var(d)` and `RVar(r)`
+/// of the innermost stage).
+#[derive(Clone, Default)]
+struct Coords {
+    pure: HashMap<usize, Expr>,
+    reduction: HashMap<usize, Expr>,
+}
+
+/// What one loop's body allows: the bounds of its steady state.
+struct Steady<'a> {
+    var: &'a LoopVar,
+    /// Loops inside the one partitioned, with bounds that do not depend on
+    /// it when they have some.
+    inner: HashMap<LoopVar, Option<Interval>>,
+    lower: Vec<Expr>,
+    upper: Vec<Expr>,
+}
+
+fn i64c(v: i128) -> Expr {
+    Expr::i64(v)
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::binary(op, a, b)
+}
+
+impl Steady<'_> {
+    /// `e` (with coordinates substituted) as `a * var + rest`, `rest` free of
+    /// `var`; `side` receives upper bounds of the loop under which the form
+    /// holds (`min(16 * v, e - 16)`, a split's shifted tail, is `16 * v`
+    /// while `v <= (e - 16) / 16`).
+    fn linear(&self, e: &Expr, side: &mut Vec<Expr>) -> Option<(i128, Expr)> {
+        let uses_var =
+            |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == self.var));
+        match &e.kind {
+            ExprKind::Loop(l) if l == self.var => Some((1, i64c(0))),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let (ca, ra) = self.linear(a, side)?;
+                let (cb, rb) = self.linear(b, side)?;
+                Some(match op {
+                    BinOp::Add => (ca + cb, bin(BinOp::Add, ra, rb)),
+                    _ => (ca - cb, bin(BinOp::Sub, ra, rb)),
+                })
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) if b.as_int().is_some() => {
+                let (c, r) = self.linear(a, side)?;
+                let k = b.as_int()?;
+                Some((c * k, bin(BinOp::Mul, r, i64c(k))))
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) if a.as_int().is_some() => {
+                let (c, r) = self.linear(b, side)?;
+                let k = a.as_int()?;
+                Some((c * k, bin(BinOp::Mul, r, i64c(k))))
+            }
+            ExprKind::Binary(BinOp::Min, p, q) if uses_var(p) && !uses_var(q) => {
+                let (c, r) = self.linear(p, side)?;
+                let (_, bound) = self.linear(q, side)?;
+                if c <= 0 || !self.fixed(&r) {
+                    return None;
+                }
+                side.push(div_floor(bin(BinOp::Sub, bound, r.clone()), c));
+                Some((c, r))
+            }
+            ExprKind::Select(cond, a, b) if !uses_var(cond) => {
+                let (ca, ra) = self.linear(a, side)?;
+                let (cb, rb) = self.linear(b, side)?;
+                (ca == cb && simplify(&ra) == simplify(&rb)).then_some((ca, ra))
+            }
+            // Coordinates stay far from the limits of their types.
+            ExprKind::Cast(a) if e.ty.is_int() && a.ty.is_int() => self.linear(a, side),
+            _ if !uses_var(e) => {
+                let known = !e.any(&mut |n| match &n.kind {
+                    ExprKind::Loop(l) => self.inner.get(l).is_some_and(|b| b.is_none()),
+                    ExprKind::Var(_)
+                    | ExprKind::RVar(_)
+                    | ExprKind::LetVar(_)
+                    | ExprKind::Load { .. } => true,
+                    _ => false,
+                });
+                known.then(|| (0, Expr::cast(Type::I64, e.clone())))
+            }
+            _ => None,
+        }
+    }
+
+    /// True when `e` uses no loop inside the partitioned one.
+    fn fixed(&self, e: &Expr) -> bool {
+        !e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if self.inner.contains_key(l)))
+    }
+
+    /// The bounds of `r` over the loops inside the partitioned one.
+    fn range(&self, r: &Expr) -> Option<(Expr, Expr)> {
+        let none = |_: FuncId| Interval::everything();
+        let scope = Scope {
+            loops: self
+                .inner
+                .iter()
+                .filter_map(|(l, b)| b.clone().map(|b| (l.clone(), b)))
+                .collect(),
+            ..Scope::new(vec![], vec![], &none)
+        };
+        let b = bounds_of(r, &scope);
+        Some((b.min?, b.max?))
+    }
+
+    /// The range of the loop where boundary condition `b` is the identity,
+    /// if it depends on the loop in a way this pass understands.
+    fn boundary(&self, b: &Expr, coords: &Coords) -> Option<(Expr, Expr)> {
+        let ExprKind::Boundary {
+            coord, min, extent, ..
+        } = &b.kind
+        else {
+            return None;
+        };
+        let mut side = Vec::new();
+        let (a, r) = self.linear(&substitute(coord, coords), &mut side)?;
+        let lo = self.linear(&substitute(min, coords), &mut side)?;
+        let n = self.linear(&substitute(extent, coords), &mut side)?;
+        if a <= 0 || lo.0 != 0 || n.0 != 0 || !self.fixed(&lo.1) || !self.fixed(&n.1) {
+            return None;
+        }
+        let (r_min, r_max) = self.range(&r)?;
+        // lo <= a * v + r <= lo + n - 1 for every r the loops inside take.
+        let first = div_ceil(bin(BinOp::Sub, lo.1.clone(), r_min), a);
+        let last = div_floor(
+            bin(
+                BinOp::Sub,
+                bin(BinOp::Sub, bin(BinOp::Add, lo.1, n.1), i64c(1)),
+                r_max,
+            ),
+            a,
+        );
+        let last = side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b));
+        Some((first, last))
+    }
+
+    /// The last iteration for which guard conjunct `c` holds, if it is
+    /// `a * v + r < e` with `a > 0`.
+    fn guard(&self, c: &Expr) -> Option<Expr> {
+        let ExprKind::Binary(BinOp::Lt, p, q) = &c.kind else {
+            return None;
+        };
+        let mut side = Vec::new();
+        let (a, r) = self.linear(p, &mut side)?;
+        let (b, e) = self.linear(q, &mut side)?;
+        if a <= 0 || b != 0 || !self.fixed(&e) {
+            return None;
+        }
+        let (_, r_max) = self.range(&r)?;
+        let last = div_floor(bin(BinOp::Sub, bin(BinOp::Sub, e, r_max), i64c(1)), a);
+        Some(side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b)))
+    }
+
+    /// Collects the steady-state bounds every boundary condition and guard of
+    /// `s` allows.
+    fn collect(&mut self, s: &Stmt, coords: &Coords) {
+        match s {
+            Stmt::For { body, .. } | Stmt::Allocate { body, .. } | Stmt::LetSym { body, .. } => {
+                self.collect(body, coords)
+            }
+            Stmt::LetCoord { coord, value, body } => {
+                let mut inner = coords.clone();
+                bind(&mut inner, *coord, value);
+                self.collect(body, &inner);
+            }
+            Stmt::If { cond, body } => {
+                for c in conjuncts(cond) {
+                    if let Some(last) = self.guard(c) {
+                        self.upper.push(last);
+                    }
+                }
+                self.collect(body, coords);
+            }
+            Stmt::Block(stmts) => stmts.iter().for_each(|s| self.collect(s, coords)),
+            Stmt::Store { args, value, .. } => {
+                for e in args.iter().chain([value]) {
+                    e.visit(&mut |n| {
+                        if let Some((first, last)) = self.boundary(n, coords) {
+                            self.lower.push(first);
+                            self.upper.push(last);
+                        }
+                    });
+                }
+            }
+            Stmt::CopyToOutput { .. } => {}
+        }
+    }
+
+    /// The body of the steady state: without the boundary conditions and
+    /// guards [`Steady::collect`] accounted for.
+    fn strip(&self, s: &Stmt, coords: &Coords) -> Stmt {
+        match s {
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                slab,
+                body,
+            } => Stmt::For {
+                var: var.clone(),
+                min: min.clone(),
+                max: max.clone(),
+                kind: *kind,
+                slab: slab.clone(),
+                body: Box::new(self.strip(body, coords)),
+            },
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } => Stmt::Allocate {
+                func: *func,
+                region: region.clone(),
+                fold: fold.clone(),
+                body: Box::new(self.strip(body, coords)),
+            },
+            Stmt::LetSym { sym, value, body } => Stmt::LetSym {
+                sym: *sym,
+                value: value.clone(),
+                body: Box::new(self.strip(body, coords)),
+            },
+            Stmt::LetCoord { coord, value, body } => {
+                let mut inner = coords.clone();
+                bind(&mut inner, *coord, value);
+                Stmt::LetCoord {
+                    coord: *coord,
+                    value: value.clone(),
+                    body: Box::new(self.strip(body, &inner)),
+                }
+            }
+            Stmt::If { cond, body } => {
+                let kept: Vec<&Expr> = conjuncts(cond)
+                    .into_iter()
+                    .filter(|c| self.guard(c).is_none())
+                    .collect();
+                let body = self.strip(body, coords);
+                match kept
+                    .into_iter()
+                    .cloned()
+                    .reduce(|a, b| bin(BinOp::And, a, b))
+                {
+                    Some(cond) => Stmt::If {
+                        cond,
+                        body: Box::new(body),
+                    },
+                    None => body,
+                }
+            }
+            Stmt::Block(stmts) => {
+                Stmt::Block(stmts.iter().map(|s| self.strip(s, coords)).collect())
+            }
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => {
+                let unclamp = |e: &Expr| {
+                    e.rewrite(&mut |n| {
+                        if self.boundary(&n, coords).is_some() {
+                            if let ExprKind::Boundary { coord, .. } = n.kind {
+                                return *coord;
+                            }
+                        }
+                        n
+                    })
+                };
+                Stmt::Store {
+                    func: *func,
+                    update: *update,
+                    args: args.iter().map(unclamp).collect(),
+                    value: unclamp(value),
+                }
+            }
+            s @ Stmt::CopyToOutput { .. } => s.clone(),
+        }
+    }
+}
+
+fn bind(coords: &mut Coords, c: Coord, value: &Expr) {
+    match c {
+        Coord::Pure(_, d) => coords.pure.insert(d, value.clone()),
+        Coord::Reduction(_, _, r) => coords.reduction.insert(r, value.clone()),
+    };
+}
+
+/// `e` with the coordinates bound around it replaced by their values.
+fn substitute(e: &Expr, coords: &Coords) -> Expr {
+    e.rewrite(&mut |n| match &n.kind {
+        ExprKind::Var(d) => coords.pure.get(d).cloned().unwrap_or(n),
+        ExprKind::RVar(r) => coords.reduction.get(r).cloned().unwrap_or(n),
+        _ => n,
+    })
+}
+
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) if e.ty == Type::Bool => {
+            let mut out = conjuncts(a);
+            out.extend(conjuncts(b));
+            out
+        }
+        _ => vec![e],
+    }
+}
+
+/// `floor(e / a)` for `a > 0` (division is Euclidean).
+fn div_floor(e: Expr, a: i128) -> Expr {
+    if a == 1 {
+        e
+    } else {
+        bin(BinOp::Div, e, i64c(a))
+    }
+}
+
+/// `ceil(e / a)` for `a > 0`.
+fn div_ceil(e: Expr, a: i128) -> Expr {
+    div_floor(bin(BinOp::Add, e, i64c(a - 1)), a)
+}
+
+/// The loops inside `s` with bounds free of loop `v` and of each other,
+/// where they have some: a split's inner loop `0..=min(15, ..)` is `[0, 15]`.
+fn loops_in(s: &Stmt, v: &LoopVar) -> HashMap<LoopVar, Option<Interval>> {
+    fn all<'a>(s: &'a Stmt, out: &mut Vec<(&'a LoopVar, &'a Expr, &'a Expr)>) {
+        match s {
+            Stmt::For {
+                var,
+                min,
+                max,
+                body,
+                ..
+            } => {
+                out.push((var, min, max));
+                all(body, out);
+            }
+            Stmt::Allocate { body, .. }
+            | Stmt::LetSym { body, .. }
+            | Stmt::LetCoord { body, .. }
+            | Stmt::If { body, .. } => all(body, out),
+            Stmt::Block(stmts) => stmts.iter().for_each(|s| all(s, out)),
+            Stmt::Store { .. } | Stmt::CopyToOutput { .. } => {}
+        }
+    }
+    let mut loops = Vec::new();
+    all(s, &mut loops);
+    let fixed = |e: &Expr| {
+        !e.any(&mut |n| {
+            matches!(&n.kind, ExprKind::Loop(l) if l == v || loops.iter().any(|(w, _, _)| *w == l))
+        })
+    };
+    loops
+        .iter()
+        .map(|&(var, min, max)| {
+            let upper = match &max.kind {
+                _ if fixed(max) => Some(max.clone()),
+                ExprKind::Binary(BinOp::Min, a, b) => {
+                    [a, b].into_iter().find(|e| fixed(e)).map(|e| (**e).clone())
+                }
+                _ => None,
+            };
+            let lower = fixed(min).then(|| min.clone());
+            let bounds = lower.zip(upper).map(|(lo, hi)| Interval::new(lo, hi));
+            (var.clone(), bounds)
+        })
+        .collect()
+}
+
+fn split_loop(
+    var: LoopVar,
+    min: Expr,
+    max: Expr,
+    kind: LoopKind,
+    slab: Option<Slab>,
+    body: Stmt,
+) -> Stmt {
+    let whole = |min: Expr, max: Expr, body: Stmt| Stmt::For {
+        var: var.clone(),
+        min,
+        max,
+        kind,
+        slab: slab.clone(),
+        body: Box::new(body),
+    };
+    if !matches!(kind, LoopKind::Serial | LoopKind::Vectorized) || slab.is_some() {
+        return whole(min, max, body);
+    }
+    let inner = loops_in(&body, &var);
+    let mut steady = Steady {
+        var: &var,
+        inner,
+        lower: Vec::new(),
+        upper: Vec::new(),
+    };
+    steady.collect(&body, &Coords::default());
+    if steady.lower.is_empty() && steady.upper.is_empty() {
+        return whole(min, max, body);
+    }
+    // The same condition often appears at several reads.
+    for bounds in [&mut steady.lower, &mut steady.upper] {
+        let mut unique: Vec<Expr> = Vec::new();
+        for b in bounds.drain(..) {
+            let b = simplify(&b);
+            if !unique.contains(&b) {
+                unique.push(b);
+            }
+        }
+        *bounds = unique;
+    }
+    let first = steady
+        .lower
+        .iter()
+        .cloned()
+        .fold(min.clone(), |a, b| bin(BinOp::Max, a, b));
+    let last = steady
+        .upper
+        .iter()
+        .cloned()
+        .fold(max.clone(), |a, b| bin(BinOp::Min, a, b));
+    let (first, last) = (simplify(&first), simplify(&last));
+    let stripped = steady.strip(&body, &Coords::default());
+    // Before the steady state, the steady state, after it: each iteration
+    // exactly once whether or not the steady state is empty.
+    let before = whole(
+        min.clone(),
+        simplify(&bin(
+            BinOp::Min,
+            max.clone(),
+            bin(BinOp::Sub, first.clone(), i64c(1)),
+        )),
+        body.clone(),
+    );
+    let during = whole(first.clone(), last.clone(), stripped);
+    let after = whole(
+        simplify(&bin(BinOp::Max, first, bin(BinOp::Add, last, i64c(1)))),
+        max,
+        body,
+    );
+    Stmt::Block(vec![before, during, after])
+}
