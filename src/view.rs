@@ -205,6 +205,28 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { self.read(offset) }
     }
 
+    /// The element at global coordinate `c`, unchecked: for generated code
+    /// only, at coordinates that bounds inference proved inside the view (the
+    /// entry function checked the view covers them). Debug builds check.
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load(&self, c: [i64; N]) -> T {
+        debug_assert!(
+            contains_coord(&c, &self.origin, &self.shape),
+            "coordinate {c:?} is outside the view's region {}",
+            self.region()
+        );
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        // SAFETY: the caller keeps `c` inside the view, whose coordinates all
+        // map below `len`.
+        unsafe { self.read(offset_of(rel, &self.strides)) }
+    }
+
     /// Copies the view into a new dense buffer of the same shape (its coordinates
     /// then start at 0).
     pub fn to_buffer(&self) -> Buffer<T, N> {

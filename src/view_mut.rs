@@ -224,6 +224,46 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
         unsafe { *self.ptr.add(offset) = v }
     }
 
+    /// The element at global coordinate `c`, unchecked (see [`View::load`]).
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load(&self, c: [i64; N]) -> T {
+        // SAFETY: the caller keeps `c` inside the view.
+        unsafe { *self.ptr.add(self.unchecked_offset(&c)) }
+    }
+
+    /// Writes `v` at global coordinate `c`, unchecked (see [`View::load`]).
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn store(&mut self, c: [i64; N], v: T) {
+        // SAFETY: the caller keeps `c` inside the view; `&mut self` makes the
+        // write exclusive.
+        unsafe { *self.ptr.add(self.unchecked_offset(&c)) = v }
+    }
+
+    /// The offset of global coordinate `c`, checked in debug builds only.
+    #[inline(always)]
+    #[track_caller]
+    fn unchecked_offset(&self, c: &[i64; N]) -> usize {
+        debug_assert!(
+            contains_coord(c, &self.origin, &self.shape),
+            "coordinate {c:?} is outside the view's region {}",
+            self.region()
+        );
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        offset_of(rel, &self.strides)
+    }
+
     /// The offset of global coordinate `c`, panicking unless it is inside the view.
     ///
     /// The comparison per dimension is the whole cost: it is what keeps the pointer
