@@ -20,10 +20,12 @@
 mod arith;
 mod boundary;
 mod cast;
+mod isa;
 
 pub use arith::{FloatOps, IntOps};
 pub use boundary::{clamp_coord, mirror_coord, mirror_interior_coord, wrap_coord};
 pub use cast::SaturatingCast;
+pub use isa::{isa, with_isa, Isa};
 
 use core::ops::Range;
 

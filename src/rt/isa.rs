@@ -1,0 +1,146 @@
+//! Which instruction set the generated kernels run with.
+//!
+//! Every pipeline is compiled once per level ([`Isa`]); its entry function asks
+//! [`isa`] which one to call. The answer is the best level the processor
+//! supports (`is_x86_feature_detected!`, checked once and cached), lowered by
+//! the environment variable `PIPELINE_ISA` (`scalar`, `sse4.1`, `avx2`,
+//! `avx512`; read once) and, on the calling thread, by [`with_isa`] (for tests
+//! and benchmarks that cover every level). A level above what the processor
+//! supports is never used.
+//!
+//! ```text
+//! PIPELINE_ISA=sse4.1 cargo bench   // every pipeline runs its SSE4.1 kernel
+//! ```
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// An instruction-set level, lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Plain Rust for the compilation target's baseline.
+    Scalar,
+    /// x86-64 with SSE4.1.
+    Sse41,
+    /// x86-64 with AVX2 and FMA.
+    Avx2,
+    /// x86-64 with AVX-512 F and BW.
+    Avx512,
+}
+
+impl Isa {
+    /// Every level, lowest first.
+    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Sse41, Isa::Avx2, Isa::Avx512];
+
+    /// The name `PIPELINE_ISA` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Sse41 => "sse4.1",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// The level named `name` (as in `PIPELINE_ISA`).
+    pub fn from_name(name: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| i.name() == name.trim())
+    }
+
+    /// The levels this processor supports, lowest first.
+    pub fn available() -> Vec<Isa> {
+        let best = detected();
+        Isa::ALL.into_iter().filter(|&i| i <= best).collect()
+    }
+
+    fn from_u8(v: u8) -> Isa {
+        Isa::ALL[v as usize]
+    }
+}
+
+/// The best level the processor supports.
+fn detected() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+        {
+            return Isa::Avx512;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return Isa::Avx2;
+        }
+        if std::is_x86_feature_detected!("sse4.1") {
+            return Isa::Sse41;
+        }
+    }
+    Isa::Scalar
+}
+
+/// The process-wide level, `UNSET` until the first call.
+static CHOSEN: AtomicU8 = AtomicU8::new(UNSET);
+const UNSET: u8 = u8::MAX;
+
+thread_local! {
+    /// A lower level for this thread, set by [`with_isa`].
+    static OVERRIDE: Cell<Option<Isa>> = const { Cell::new(None) };
+}
+
+/// The level kernels run with now (see the module docs).
+#[inline]
+pub fn isa() -> Isa {
+    let mut v = CHOSEN.load(Ordering::Relaxed);
+    if v == UNSET {
+        let best = detected();
+        let asked = std::env::var("PIPELINE_ISA")
+            .ok()
+            .and_then(|s| Isa::from_name(&s));
+        v = asked.map_or(best, |a| a.min(best)) as u8;
+        CHOSEN.store(v, Ordering::Relaxed);
+    }
+    let chosen = Isa::from_u8(v);
+    match OVERRIDE.with(Cell::get) {
+        Some(o) => o.min(chosen),
+        None => chosen,
+    }
+}
+
+/// Runs `f` with kernels called on this thread using at most level `level`.
+pub fn with_isa<R>(level: Isa, f: impl FnOnce() -> R) -> R {
+    let previous = OVERRIDE.with(|o| o.replace(Some(level)));
+    struct Restore(Option<Isa>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OVERRIDE.with(|o| o.set(self.0));
+        }
+    }
+    let _restore = Restore(previous);
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_levels_are_ordered() {
+        for i in Isa::ALL {
+            assert_eq!(Isa::from_name(i.name()), Some(i));
+        }
+        assert!(Isa::Scalar < Isa::Sse41 && Isa::Avx2 < Isa::Avx512);
+        assert_eq!(Isa::from_name("neon"), None);
+    }
+
+    #[test]
+    fn with_isa_lowers_the_level_on_this_thread_only() {
+        let best = isa();
+        with_isa(Isa::Scalar, || {
+            assert_eq!(isa(), Isa::Scalar);
+            let other = std::thread::spawn(isa).join().unwrap();
+            assert_eq!(other, best);
+        });
+        assert_eq!(isa(), best);
+        // Asking for more than the processor has gives what it has.
+        with_isa(Isa::Avx512, || assert!(isa() <= best));
+        assert!(Isa::available().contains(&best));
+    }
+}
