@@ -21,15 +21,16 @@ mod arith;
 mod boundary;
 mod cast;
 mod isa;
+mod scratch;
 
 pub use arith::{FloatOps, IntOps};
 pub use boundary::{clamp_coord, mirror_coord, mirror_interior_coord, wrap_coord};
 pub use cast::SaturatingCast;
 pub use isa::{isa, with_isa, Isa};
+pub use scratch::{Scratch, ALIGN};
 
 use core::ops::Range;
 
-use crate::buffer::Buffer;
 use crate::element::Element;
 use crate::error::Error;
 use crate::layout::element_count;
@@ -67,9 +68,9 @@ pub fn check_input<T: Element, const N: usize>(
 }
 
 /// Allocates the storage of func `func` over the inclusive box `[min, max]`: a
-/// dense buffer of `max - min + 1` elements per dimension, filled with
-/// `T::default()`. A dimension with `max < min` has extent 0, and then so has the
-/// whole buffer.
+/// dense, zeroed, 64-byte aligned buffer ([`Scratch`]) of `max - min + 1`
+/// elements per dimension. A dimension with `max < min` has extent 0, and then
+/// so has the whole buffer.
 ///
 /// The buffer's own coordinates start at 0; generated code views it with its
 /// origin at `min`. Fails with [`Error::RegionTooLarge`] if a bound of a non-empty
@@ -80,7 +81,7 @@ pub fn alloc<T: Element, const N: usize>(
     func: &'static str,
     min: [i64; N],
     max: [i64; N],
-) -> Result<Buffer<T, N>, Error> {
+) -> Result<Scratch<T, N>, Error> {
     check_coords(func, min, max)?;
     let too_large = || Error::RegionTooLarge {
         func,
@@ -95,10 +96,7 @@ pub fn alloc<T: Element, const N: usize>(
     }
     let count = element_count(shape).ok_or_else(too_large)?;
     crate::trace::record(pipeline, func, count);
-    let mut data = Vec::new();
-    data.try_reserve_exact(count).map_err(|_| too_large())?;
-    data.resize(count, T::default());
-    Ok(Buffer::from_vec(data, shape).expect("the length is the shape's element count"))
+    Scratch::zeroed(shape).ok_or_else(too_large)
 }
 
 /// Checks that the coordinates `[min, max]` (inclusive) that a call needs of
@@ -434,7 +432,7 @@ mod tests {
     fn alloc_sizes_from_inclusive_bounds() {
         let b = alloc::<f32, 2>("test", "blur_x", [-1, -1], [4, 2]).unwrap();
         assert_eq!(b.shape(), [6, 4]);
-        assert!(b.as_slice().iter().all(|&v| v == 0.0));
+        assert!(b.view().to_buffer().as_slice().iter().all(|&v| v == 0.0));
         let empty = alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, i64::MAX]).unwrap_err();
         // The third dimension is non-empty and outside i32.
         assert!(matches!(empty, Error::RegionTooLarge { func: "g", .. }));
