@@ -111,6 +111,56 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// The statement with `f` applied to each statement directly inside it
+    /// (the body of a loop, allocation, binding or conditional; each
+    /// statement of a block): the one traversal the lowering passes share.
+    pub fn map_children(self, mut f: impl FnMut(Stmt) -> Stmt) -> Stmt {
+        match self {
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                slab,
+                body,
+            } => Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                slab,
+                body: Box::new(f(*body)),
+            },
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } => Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body: Box::new(f(*body)),
+            },
+            Stmt::LetSym { sym, value, body } => Stmt::LetSym {
+                sym,
+                value,
+                body: Box::new(f(*body)),
+            },
+            Stmt::LetCoord { coord, value, body } => Stmt::LetCoord {
+                coord,
+                value,
+                body: Box::new(f(*body)),
+            },
+            Stmt::If { cond, body } => Stmt::If {
+                cond,
+                body: Box::new(f(*body)),
+            },
+            Stmt::Block(stmts) => Stmt::Block(stmts.into_iter().map(f).collect()),
+            s @ (Stmt::Store { .. } | Stmt::CopyToOutput { .. }) => s,
+        }
+    }
+
     /// The func whose stage this statement computes, if it is a stage.
     pub fn stage_func(&self) -> Option<FuncId> {
         match self {

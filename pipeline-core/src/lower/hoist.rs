@@ -21,64 +21,36 @@ use std::collections::HashSet;
 
 /// Moves every loop-invariant symbol binding out of its loops.
 pub fn hoist(s: Stmt) -> Stmt {
-    match s {
-        Stmt::For {
-            var,
-            min,
-            max,
-            kind,
-            slab,
-            body,
-        } => {
-            let body = hoist(*body);
-            let mut kept = HashSet::new();
-            let mut lifted = Vec::new();
-            let body = lift(body, &var, &mut kept, &mut lifted);
-            let mut out = Stmt::For {
-                var,
-                min,
-                max,
-                kind,
-                slab,
-                body: Box::new(body),
-            };
-            for (sym, value) in lifted.into_iter().rev() {
-                out = Stmt::LetSym {
-                    sym,
-                    value,
-                    body: Box::new(out),
-                };
-            }
-            out
-        }
-        Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body,
-        } => Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body: Box::new(hoist(*body)),
-        },
-        Stmt::LetSym { sym, value, body } => Stmt::LetSym {
+    let s = s.map_children(hoist);
+    let Stmt::For {
+        var,
+        min,
+        max,
+        kind,
+        slab,
+        body,
+    } = s
+    else {
+        return s;
+    };
+    let (mut kept, mut lifted) = (HashSet::new(), Vec::new());
+    let body = lift(*body, &var, &mut kept, &mut lifted);
+    let mut out = Stmt::For {
+        var,
+        min,
+        max,
+        kind,
+        slab,
+        body: Box::new(body),
+    };
+    for (sym, value) in lifted.into_iter().rev() {
+        out = Stmt::LetSym {
             sym,
             value,
-            body: Box::new(hoist(*body)),
-        },
-        Stmt::LetCoord { coord, value, body } => Stmt::LetCoord {
-            coord,
-            value,
-            body: Box::new(hoist(*body)),
-        },
-        Stmt::If { cond, body } => Stmt::If {
-            cond,
-            body: Box::new(hoist(*body)),
-        },
-        Stmt::Block(stmts) => Stmt::Block(stmts.into_iter().map(hoist).collect()),
-        s @ (Stmt::Store { .. } | Stmt::CopyToOutput { .. }) => s,
+            body: Box::new(out),
+        };
     }
+    out
 }
 
 /// Takes out of `s` (the body of loop `var`) the bindings at its head that
@@ -108,23 +80,9 @@ fn lift(
                 }
             }
         }
-        Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body,
-        } => Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body: Box::new(lift(*body, var, kept, lifted)),
-        },
-        Stmt::Block(stmts) => Stmt::Block(
-            stmts
-                .into_iter()
-                .map(|s| lift(s, var, kept, lifted))
-                .collect(),
-        ),
+        s @ (Stmt::Allocate { .. } | Stmt::Block(_)) => {
+            s.map_children(|s| lift(s, var, kept, lifted))
+        }
         // Loops, conditionals and coordinates stop the search: what is
         // inside them already moved as far as their own loops allow.
         s => s,

@@ -43,58 +43,15 @@ pub fn partition(s: Stmt) -> Stmt {
             body,
         } => match split_loop(var, min, max, kind, slab, *body) {
             // The three parts' bodies, each partitioned on the loops inside.
-            Stmt::Block(parts) => Stmt::Block(parts.into_iter().map(partition_inside).collect()),
-            whole => partition_inside(whole),
+            Stmt::Block(parts) => Stmt::Block(
+                parts
+                    .into_iter()
+                    .map(|p| p.map_children(partition))
+                    .collect(),
+            ),
+            whole => whole.map_children(partition),
         },
-        Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body,
-        } => Stmt::Allocate {
-            func,
-            region,
-            fold,
-            body: Box::new(partition(*body)),
-        },
-        Stmt::LetSym { sym, value, body } => Stmt::LetSym {
-            sym,
-            value,
-            body: Box::new(partition(*body)),
-        },
-        Stmt::LetCoord { coord, value, body } => Stmt::LetCoord {
-            coord,
-            value,
-            body: Box::new(partition(*body)),
-        },
-        Stmt::If { cond, body } => Stmt::If {
-            cond,
-            body: Box::new(partition(*body)),
-        },
-        Stmt::Block(stmts) => Stmt::Block(stmts.into_iter().map(partition).collect()),
-        s @ (Stmt::Store { .. } | Stmt::CopyToOutput { .. }) => s,
-    }
-}
-
-/// Partitions the loops inside loop `s`, not `s` itself.
-fn partition_inside(s: Stmt) -> Stmt {
-    match s {
-        Stmt::For {
-            var,
-            min,
-            max,
-            kind,
-            slab,
-            body,
-        } => Stmt::For {
-            var,
-            min,
-            max,
-            kind,
-            slab,
-            body: Box::new(partition(*body)),
-        },
-        other => partition(other),
+        s => s.map_children(partition),
     }
 }
 
@@ -288,54 +245,23 @@ impl Steady<'_> {
 
     /// The body of the steady state: without the boundary conditions and
     /// guards [`Steady::collect`] accounted for.
-    fn strip(&self, s: &Stmt, coords: &Coords) -> Stmt {
+    fn strip(&self, s: Stmt, coords: &Coords) -> Stmt {
         match s {
-            Stmt::For {
-                var,
-                min,
-                max,
-                kind,
-                slab,
-                body,
-            } => Stmt::For {
-                var: var.clone(),
-                min: min.clone(),
-                max: max.clone(),
-                kind: *kind,
-                slab: slab.clone(),
-                body: Box::new(self.strip(body, coords)),
-            },
-            Stmt::Allocate {
-                func,
-                region,
-                fold,
-                body,
-            } => Stmt::Allocate {
-                func: *func,
-                region: region.clone(),
-                fold: fold.clone(),
-                body: Box::new(self.strip(body, coords)),
-            },
-            Stmt::LetSym { sym, value, body } => Stmt::LetSym {
-                sym: *sym,
-                value: value.clone(),
-                body: Box::new(self.strip(body, coords)),
-            },
             Stmt::LetCoord { coord, value, body } => {
                 let mut inner = coords.clone();
-                bind(&mut inner, *coord, value);
+                bind(&mut inner, coord, &value);
                 Stmt::LetCoord {
-                    coord: *coord,
-                    value: value.clone(),
-                    body: Box::new(self.strip(body, &inner)),
+                    coord,
+                    value,
+                    body: Box::new(self.strip(*body, &inner)),
                 }
             }
             Stmt::If { cond, body } => {
-                let kept: Vec<&Expr> = conjuncts(cond)
+                let kept: Vec<&Expr> = conjuncts(&cond)
                     .into_iter()
                     .filter(|c| self.guard(c).is_none())
                     .collect();
-                let body = self.strip(body, coords);
+                let body = self.strip(*body, coords);
                 match kept
                     .into_iter()
                     .cloned()
@@ -347,9 +273,6 @@ impl Steady<'_> {
                     },
                     None => body,
                 }
-            }
-            Stmt::Block(stmts) => {
-                Stmt::Block(stmts.iter().map(|s| self.strip(s, coords)).collect())
             }
             Stmt::Store {
                 func,
@@ -368,13 +291,13 @@ impl Steady<'_> {
                     })
                 };
                 Stmt::Store {
-                    func: *func,
-                    update: *update,
+                    func,
+                    update,
                     args: args.iter().map(unclamp).collect(),
-                    value: unclamp(value),
+                    value: unclamp(&value),
                 }
             }
-            s @ Stmt::CopyToOutput { .. } => s.clone(),
+            s => s.map_children(|c| self.strip(c, coords)),
         }
     }
 }
@@ -519,7 +442,7 @@ fn split_loop(
         .cloned()
         .fold(max.clone(), |a, b| bin(BinOp::Min, a, b));
     let (first, last) = (simplify(&first), simplify(&last));
-    let stripped = steady.strip(&body, &Coords::default());
+    let stripped = steady.strip(body.clone(), &Coords::default());
     // Before the steady state, the steady state, after it: each iteration
     // exactly once whether or not the steady state is empty.
     let before = whole(
