@@ -315,6 +315,30 @@ fn random_image(ty: Type, min: Vec<i64>, shape: Vec<usize>, rng: &mut Rng) -> Im
     img
 }
 
+/// Random inputs of `p` over `[-1, w] x [-1, h] x ..` and its outputs over
+/// `[1, w - 1] x [1, h - 1] x ..` (inputs are read past the output region).
+fn images(p: &Pipeline, w: usize, h: usize, rng: &mut Rng) -> (Vec<Image>, Vec<Image>) {
+    let extent = |d: usize| [w, h, 3, 2][d];
+    let inputs = p
+        .inputs
+        .iter()
+        .map(|i| {
+            let shape = (0..i.dims).map(|d| extent(d) + 2).collect();
+            random_image(i.ty, vec![-1; i.dims], shape, rng)
+        })
+        .collect();
+    let outputs = p
+        .outputs
+        .iter()
+        .map(|&o| {
+            let f = &p.funcs[o];
+            let shape = (0..f.dims()).map(|d| extent(d) - 1).collect();
+            Image::new(f.ty, vec![1; f.dims()], shape)
+        })
+        .collect();
+    (inputs, outputs)
+}
+
 /// The scalar parameters every run uses.
 fn params_of(p: &Pipeline) -> Vec<Value> {
     p.params
@@ -354,33 +378,8 @@ fn check_pipeline(source: &str, name: &str, schedules: usize, seed: u64) -> usiz
             ),
         };
         for &[w, h] in &[[7usize, 5usize], [18, 11]] {
-            let inputs: Vec<Image> = p
-                .inputs
-                .iter()
-                .map(|i| {
-                    let shape: Vec<usize> = (0..i.dims).map(|d| [w, h, 3, 2][d]).collect();
-                    random_image(
-                        i.ty,
-                        vec![-1; i.dims],
-                        shape.iter().map(|s| s + 2).collect(),
-                        &mut rng,
-                    )
-                })
-                .collect();
+            let (inputs, outputs) = images(&p, w, h, &mut rng);
             let params = params_of(&p);
-            let outputs: Vec<Image> = p
-                .outputs
-                .iter()
-                .map(|&o| {
-                    let f = &p.funcs[o];
-                    let shape: Vec<usize> = (0..f.dims()).map(|d| [w, h, 3, 2][d]).collect();
-                    Image::new(
-                        f.ty,
-                        vec![1; f.dims()],
-                        shape.iter().map(|s| s - 1).collect(),
-                    )
-                })
-                .collect();
             let mut want = outputs.clone();
             let mut got = outputs;
             let expected = interp::run(&p, &inputs, &params, &mut want);

@@ -471,13 +471,7 @@ impl Lowerer<'_> {
                 body: Box::new(body),
             };
         }
-        for (s, v) in extent_syms.into_iter().rev() {
-            body = Stmt::LetSym {
-                sym: s,
-                value: v,
-                body: Box::new(body),
-            };
-        }
+        body = let_syms(extent_syms, body);
         body
     }
 
@@ -723,13 +717,7 @@ impl Lowerer<'_> {
                 }
             }
             // Regions were computed consumers first; the sliding minima last.
-            for (s, v) in lets.into_iter().rev() {
-                body = Stmt::LetSym {
-                    sym: s,
-                    value: v,
-                    body: Box::new(body),
-                };
-            }
+            body = let_syms(lets, body);
         }
         if !stored.is_empty() {
             // Storage for every iteration of the loops inside, folded along a
@@ -765,16 +753,21 @@ impl Lowerer<'_> {
                     body: Box::new(body),
                 };
             }
-            for (s, v) in lets.into_iter().rev() {
-                body = Stmt::LetSym {
-                    sym: s,
-                    value: v,
-                    body: Box::new(body),
-                };
-            }
+            body = let_syms(lets, body);
         }
         body
     }
+}
+
+/// `body` inside bindings of `lets`, the first outermost.
+fn let_syms(lets: Vec<(SymId, Expr)>, body: Stmt) -> Stmt {
+    lets.into_iter()
+        .rev()
+        .fold(body, |body, (sym, value)| Stmt::LetSym {
+            sym,
+            value,
+            body: Box::new(body),
+        })
 }
 
 /// A region: the bounds of each dimension.

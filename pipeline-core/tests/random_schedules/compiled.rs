@@ -130,24 +130,8 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
                 continue; // refused as inlining too much (see the other test)
             }
             let (w, h) = (18usize, 11usize);
-            let inputs: Vec<Image> = p
-                .inputs
-                .iter()
-                .map(|i| {
-                    let shape: Vec<usize> = (0..i.dims).map(|d| [w, h, 3, 2][d] + 2).collect();
-                    random_image(i.ty, vec![-1; i.dims], shape, &mut rng)
-                })
-                .collect();
+            let (inputs, outputs) = images(&p, w, h, &mut rng);
             let params = params_of(&p);
-            let outputs: Vec<Image> = p
-                .outputs
-                .iter()
-                .map(|&o| {
-                    let f = &p.funcs[o];
-                    let shape: Vec<usize> = (0..f.dims()).map(|d| [w, h, 3, 2][d] - 1).collect();
-                    Image::new(f.ty, vec![1; f.dims()], shape)
-                })
-                .collect();
             cases.push(Case {
                 name: name.clone(),
                 source: bare.clone(),
