@@ -68,15 +68,21 @@ pub fn check_input<T: Element, const N: usize>(
 }
 
 /// Allocates the storage of func `func` over the inclusive box `[min, max]`: a
-/// dense, zeroed, 64-byte aligned buffer ([`Scratch`]) of `max - min + 1`
-/// elements per dimension. A dimension with `max < min` has extent 0, and then
-/// so has the whole buffer.
+/// dense, 64-byte aligned buffer ([`Scratch`]) of `max - min + 1` elements per
+/// dimension, not initialized ([`Scratch::uninit`]). A dimension with
+/// `max < min` has extent 0, and then so has the whole buffer.
 ///
 /// The buffer's own coordinates start at 0; generated code views it with its
 /// origin at `min`. Fails with [`Error::RegionTooLarge`] if a bound of a non-empty
 /// dimension does not fit in `i32`, the element count overflows, or the memory
 /// cannot be had: a pipeline reports that as an error rather than aborting.
-pub fn alloc<T: Element, const N: usize>(
+///
+/// # Safety
+///
+/// No element may be read before it has been written (generated code
+/// computes every point of a func's region before reading any, which is what
+/// bounds inference and loop synthesis guarantee).
+pub unsafe fn alloc<T: Element, const N: usize>(
     pipeline: &'static str,
     func: &'static str,
     min: [i64; N],
@@ -96,7 +102,62 @@ pub fn alloc<T: Element, const N: usize>(
     }
     let count = element_count(shape).ok_or_else(too_large)?;
     crate::trace::record(pipeline, func, count);
-    Scratch::zeroed(shape).ok_or_else(too_large)
+    // SAFETY: the caller writes every element before reading it.
+    unsafe { Scratch::uninit(shape) }.ok_or_else(too_large)
+}
+
+/// Whether vector loads and stores may access `shape`/`strides` as is:
+/// dimension 0 has stride 1, or at most one element (no vector spans it).
+fn dense_first_dim<const N: usize>(shape: [usize; N], strides: [usize; N]) -> bool {
+    N == 0 || shape[0] <= 1 || strides[0] == 1 || shape.contains(&0)
+}
+
+/// An input as kernels with vector loops read it: `v` itself when its
+/// dimension 0 is dense, else a dense copy of it (same region), kept in `copy`.
+/// Fails like [`alloc`] when the copy cannot be allocated.
+pub fn dense_input<'a, T: Element, const N: usize>(
+    pipeline: &'static str,
+    name: &'static str,
+    v: View<'a, T, N>,
+    copy: &'a mut Option<Scratch<T, N>>,
+) -> Result<View<'a, T, N>, Error> {
+    if dense_first_dim(v.shape(), v.strides()) {
+        return Ok(v);
+    }
+    let lo = v.origin();
+    // SAFETY: the copy writes every element before the buffer is read.
+    let mut dense = unsafe { alloc::<T, N>(pipeline, name, lo, region_max(lo, v.shape())) }?;
+    dense.view_mut().with_origin(lo).copy_from(&v)?;
+    Ok(copy.insert(dense).view().with_origin(lo))
+}
+
+/// For an output that kernels with vector loops cannot store into as is
+/// (dimension 0 not dense), a dense buffer of its region to compute into;
+/// [`finish_dense_output`] copies it over afterwards, once the kernel has
+/// written all of it.
+pub fn dense_output<T: Element, const N: usize>(
+    pipeline: &'static str,
+    name: &'static str,
+    v: &ViewMut<'_, T, N>,
+) -> Result<Option<Scratch<T, N>>, Error> {
+    if dense_first_dim(v.shape(), v.strides()) {
+        return Ok(None);
+    }
+    let lo = v.origin();
+    // SAFETY: the kernel computes every element of the output's region before
+    // `finish_dense_output` reads them; on an error nothing is read.
+    unsafe { alloc::<T, N>(pipeline, name, lo, region_max(lo, v.shape())) }.map(Some)
+}
+
+/// Copies what [`dense_output`]'s buffer received into the output.
+pub fn finish_dense_output<T: Element, const N: usize>(
+    out: &mut ViewMut<'_, T, N>,
+    dense: &Option<Scratch<T, N>>,
+) -> Result<(), Error> {
+    match dense {
+        Some(d) => out.copy_from(&d.view().with_origin(out.origin())),
+        None => Ok(()),
+    }
 }
 
 /// Checks that the coordinates `[min, max]` (inclusive) that a call needs of
@@ -430,21 +491,28 @@ mod tests {
 
     #[test]
     fn alloc_sizes_from_inclusive_bounds() {
-        let b = alloc::<f32, 2>("test", "blur_x", [-1, -1], [4, 2]).unwrap();
+        // SAFETY (all calls below): nothing reads an element not written.
+        let mut b = unsafe { alloc::<f32, 2>("test", "blur_x", [-1, -1], [4, 2]) }.unwrap();
         assert_eq!(b.shape(), [6, 4]);
-        assert!(b.view().to_buffer().as_slice().iter().all(|&v| v == 0.0));
-        let empty = alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, i64::MAX]).unwrap_err();
+        b.view_mut().fill(1.5);
+        assert!(b.view().to_buffer().as_slice().iter().all(|&v| v == 1.5));
+        let empty = unsafe { alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, i64::MAX]) };
         // The third dimension is non-empty and outside i32.
-        assert!(matches!(empty, Error::RegionTooLarge { func: "g", .. }));
-        let empty = alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, 9]).unwrap();
+        assert!(matches!(
+            empty.unwrap_err(),
+            Error::RegionTooLarge { func: "g", .. }
+        ));
+        let empty = unsafe { alloc::<u8, 3>("test", "g", [0, 5, 0], [9, 4, 9]) }.unwrap();
         assert_eq!(empty.shape(), [10, 0, 10]);
         assert!(empty.is_empty());
-        assert_eq!(alloc::<u8, 0>("test", "scalar", [], []).unwrap().len(), 1);
+        let scalar = unsafe { alloc::<u8, 0>("test", "scalar", [], []) }.unwrap();
+        assert_eq!(scalar.len(), 1);
     }
 
     #[test]
     fn alloc_reports_regions_too_large() {
-        let err = alloc::<u8, 1>("test", "f", [0], [1 << 40]).unwrap_err();
+        // SAFETY (all calls below): they fail, so there is nothing to read.
+        let err = unsafe { alloc::<u8, 1>("test", "f", [0], [1 << 40]) }.unwrap_err();
         assert_eq!(
             err,
             Error::RegionTooLarge {
@@ -454,15 +522,46 @@ mod tests {
         );
         // Coordinates fit but the element count overflows usize.
         let m = i32::MAX as i64;
-        let err = alloc::<u64, 3>("test", "big", [0, 0, 0], [m, m, m]).unwrap_err();
+        let err = unsafe { alloc::<u64, 3>("test", "big", [0, 0, 0], [m, m, m]) }.unwrap_err();
         assert!(matches!(err, Error::RegionTooLarge { func: "big", .. }));
-        // The count fits in usize but not in memory: try_reserve refuses.
-        let err = alloc::<u64, 2>("test", "huge", [0, 0], [m, m]).unwrap_err();
+        // The count fits in usize but not in memory: the allocator refuses.
+        let err = unsafe { alloc::<u64, 2>("test", "huge", [0, 0], [m, m]) }.unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("`huge` would be computed over [0, 2147483648) x [0, 2147483648)"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn dense_copies_of_strided_inputs_and_outputs() {
+        let data: Vec<u16> = (0..12).collect();
+        // Every other element of each row of a 6x2 array: a 3x2 image.
+        let strided = View::with_strides(&data, [3, 2], [2, 6])
+            .unwrap()
+            .with_origin([4, -1]);
+        let mut copy = None;
+        let dense = dense_input("test", "input", strided, &mut copy).unwrap();
+        assert_eq!(dense.strides(), [1, 3]);
+        assert_eq!(dense.origin(), [4, -1]);
+        assert_eq!(dense.to_buffer().as_slice(), &[0, 2, 4, 6, 8, 10]);
+        // A dense view is used as it is.
+        let plain = View::from_slice(&data, [12, 1]).unwrap();
+        let mut none = None;
+        assert_eq!(
+            dense_input("test", "input", plain, &mut none)
+                .unwrap()
+                .strides(),
+            [1, 12]
+        );
+        assert!(none.is_none());
+
+        let mut out_data = vec![0u16; 12];
+        let mut out = ViewMut::with_strides(&mut out_data, [3, 2], [2, 6]).unwrap();
+        let mut d = dense_output::<u16, 2>("test", "out", &out).unwrap();
+        d.as_mut().unwrap().view_mut().fill(9);
+        finish_dense_output(&mut out, &d).unwrap();
+        assert_eq!(out_data, [9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0]);
     }
 
     #[test]

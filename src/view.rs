@@ -227,6 +227,62 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { self.read(offset_of(rel, &self.strides)) }
     }
 
+    /// The `W` elements from global coordinate `c` along dimension 0 (`c`,
+    /// `c + 1`, ... in the first coordinate) as one unaligned vector load,
+    /// unchecked: for vectorized generated code, at coordinates bounds
+    /// inference proved inside the view, of a view whose dimension 0 is dense
+    /// (the entry makes a dense copy of one that is not:
+    /// [`crate::rt::dense_input`]). Debug builds check both.
+    ///
+    /// # Safety
+    ///
+    /// Every one of the `W` coordinates must be inside the view's region, and
+    /// dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_dense<const W: usize>(&self, c: [i64; N]) -> [T; W] {
+        debug_assert!(
+            W <= 1 || self.strides[0] == 1,
+            "vector load from a strided view"
+        );
+        let base = self.lanes_from(&c, 1, W);
+        // SAFETY: the `W` lanes are consecutive elements inside the view.
+        unsafe { core::ptr::read_unaligned(self.ptr.add(base) as *const [T; W]) }
+    }
+
+    /// The `W` elements at `c`, `c + step`, `c + 2 step`, ... in the first
+    /// coordinate, one load per lane, unchecked (see [`View::load_dense`]).
+    ///
+    /// # Safety
+    ///
+    /// Every one of the `W` coordinates must be inside the view's region.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_strided<const W: usize>(&self, c: [i64; N], step: i64) -> [T; W] {
+        let base = self.lanes_from(&c, step, W);
+        let lane = (step as usize).wrapping_mul(self.strides[0]);
+        // SAFETY: each lane's offset is that of a coordinate inside the view.
+        core::array::from_fn(|i| unsafe { self.read(base.wrapping_add(i.wrapping_mul(lane))) })
+    }
+
+    /// The offset of `c`; debug builds check that the `w` lanes from it
+    /// `step` apart along dimension 0 are inside the view.
+    #[inline(always)]
+    #[track_caller]
+    fn lanes_from(&self, c: &[i64; N], step: i64, w: usize) -> usize {
+        debug_assert!(
+            w == 0
+                || (contains_coord(c, &self.origin, &self.shape)
+                    && contains_coord(&last_lane(*c, step, w), &self.origin, &self.shape)),
+            "lanes from {c:?} by {step} are not all inside the view's region {}",
+            self.region()
+        );
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        offset_of(rel, &self.strides)
+    }
+
     /// Copies the view into a new dense buffer of the same shape (its coordinates
     /// then start at 0).
     pub fn to_buffer(&self) -> Buffer<T, N> {
@@ -248,6 +304,13 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         // `ptr..ptr + len` readable for 'a.
         unsafe { *self.ptr.add(offset) }
     }
+}
+
+/// The coordinate of the last of `w` lanes from `c` by `step` along
+/// dimension 0 (for debug checks of vector accesses).
+pub(crate) fn last_lane<const N: usize>(mut c: [i64; N], step: i64, w: usize) -> [i64; N] {
+    c[0] = c[0].wrapping_add(step.wrapping_mul(w as i64 - 1));
+    c
 }
 
 /// Panics for a coordinate outside a view; kept out of line so that the hot

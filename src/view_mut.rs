@@ -251,6 +251,56 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
         unsafe { *self.ptr.add(self.unchecked_offset(&c)) = v }
     }
 
+    /// The `W` elements from `c` along dimension 0, one vector load,
+    /// unchecked (see [`View::load_dense`]).
+    ///
+    /// # Safety
+    ///
+    /// Every one of the `W` coordinates must be inside the view's region, and
+    /// dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_dense<const W: usize>(&self, c: [i64; N]) -> [T; W] {
+        let base = self.dense_lanes(&c, W);
+        // SAFETY: the `W` lanes are consecutive elements inside the view.
+        unsafe { core::ptr::read_unaligned(self.ptr.add(base) as *const [T; W]) }
+    }
+
+    /// Writes the `W` elements of `v` from `c` along dimension 0, unchecked
+    /// (see [`View::load_dense`]): one unaligned vector store.
+    ///
+    /// # Safety
+    ///
+    /// Every one of the `W` coordinates must be inside the view's region, and
+    /// dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn store_dense<const W: usize>(&mut self, c: [i64; N], v: [T; W]) {
+        let base = self.dense_lanes(&c, W);
+        // SAFETY: the `W` lanes are consecutive elements inside the view;
+        // `&mut self` makes the write exclusive.
+        unsafe { core::ptr::write_unaligned(self.ptr.add(base) as *mut [T; W], v) }
+    }
+
+    /// The offset of `c`; debug builds check that dimension 0 is dense and
+    /// that all `w` lanes from `c` along it are inside.
+    #[inline(always)]
+    #[track_caller]
+    fn dense_lanes(&self, c: &[i64; N], w: usize) -> usize {
+        debug_assert!(
+            w <= 1 || self.strides[0] == 1,
+            "vector access to a strided view"
+        );
+        debug_assert!(
+            w == 0 || contains_coord(&crate::view::last_lane(*c, 1, w), &self.origin, &self.shape),
+            "lanes from {c:?} are not all inside the view's region {}",
+            self.region()
+        );
+        self.unchecked_offset(c)
+    }
+
     /// The offset of global coordinate `c`, checked in debug builds only.
     #[inline(always)]
     #[track_caller]

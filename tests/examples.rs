@@ -842,7 +842,7 @@ fn bilateral_grid_keeps_a_step_edge_sharp() {
 /// and cropped outputs.
 mod against_the_interpreter {
     use super::*;
-    use crate::common::{assert_matches, image_of, interpret, region_image};
+    use crate::common::{assert_matches, for_each_isa, image_of, interpret, region_image};
     use pipeline_core::interp::Value;
 
     const SIZES: &[[usize; 2]] = &[[1, 1], [7, 5], [37, 23]];
@@ -857,138 +857,150 @@ mod against_the_interpreter {
 
     #[test]
     fn blur() {
-        for &[w, h] in SIZES {
-            let input = blur::make_input(w, h);
-            for (origin, shape) in regions([w, h]) {
-                let mut out = Buffer::<u16, 2>::new(shape);
-                blur::blur3x3(&input, &mut out.view_mut().with_origin(origin)).unwrap();
-                let mut want = [region_image::<u16, 2>(origin, shape)];
-                interpret(
-                    blur::blur3x3::__SOURCE,
-                    "blur3x3",
-                    &[image_of(&input.view())],
-                    &[],
-                    &mut want,
-                )
-                .unwrap();
-                assert_matches(&out.view().with_origin(origin), &want[0], "blur");
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = blur::make_input(w, h);
+                for (origin, shape) in regions([w, h]) {
+                    let mut out = Buffer::<u16, 2>::new(shape);
+                    blur::blur3x3(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                    let mut want = [region_image::<u16, 2>(origin, shape)];
+                    interpret(
+                        blur::blur3x3::__SOURCE,
+                        "blur3x3",
+                        &[image_of(&input.view())],
+                        &[],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_matches(&out.view().with_origin(origin), &want[0], "blur");
+                }
             }
-        }
+        });
     }
 
     #[test]
     fn unsharp() {
-        for &[w, h] in SIZES {
-            let input = unsharp::make_input(w, h);
-            let mut out = Buffer::<f32, 3>::new([w, h, 3]);
-            unsharp::unsharp(&input, 1.5, 0.8, &mut out).unwrap();
-            let mut want = [region_image::<f32, 3>([0, 0, 0], [w, h, 3])];
-            let params = [Value::F32(1.5), Value::F32(0.8)];
-            interpret(
-                unsharp::unsharp::__SOURCE,
-                "unsharp",
-                &[image_of(&input.view())],
-                &params,
-                &mut want,
-            )
-            .unwrap();
-            assert_matches(&out.view(), &want[0], "unsharp");
-        }
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = unsharp::make_input(w, h);
+                let mut out = Buffer::<f32, 3>::new([w, h, 3]);
+                unsharp::unsharp(&input, 1.5, 0.8, &mut out).unwrap();
+                let mut want = [region_image::<f32, 3>([0, 0, 0], [w, h, 3])];
+                let params = [Value::F32(1.5), Value::F32(0.8)];
+                interpret(
+                    unsharp::unsharp::__SOURCE,
+                    "unsharp",
+                    &[image_of(&input.view())],
+                    &params,
+                    &mut want,
+                )
+                .unwrap();
+                assert_matches(&out.view(), &want[0], "unsharp");
+            }
+        });
     }
 
     #[test]
     fn harris() {
-        for &[w, h] in SIZES {
-            let input = harris::make_input(w, h);
-            for (origin, shape) in regions([w, h]) {
-                let mut out = Buffer::<f32, 2>::new(shape);
-                harris::harris(&input, &mut out.view_mut().with_origin(origin)).unwrap();
-                let mut want = [region_image::<f32, 2>(origin, shape)];
-                interpret(
-                    harris::harris::__SOURCE,
-                    "harris",
-                    &[image_of(&input.view())],
-                    &[],
-                    &mut want,
-                )
-                .unwrap();
-                assert_matches(&out.view().with_origin(origin), &want[0], "harris");
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = harris::make_input(w, h);
+                for (origin, shape) in regions([w, h]) {
+                    let mut out = Buffer::<f32, 2>::new(shape);
+                    harris::harris(&input, &mut out.view_mut().with_origin(origin)).unwrap();
+                    let mut want = [region_image::<f32, 2>(origin, shape)];
+                    interpret(
+                        harris::harris::__SOURCE,
+                        "harris",
+                        &[image_of(&input.view())],
+                        &[],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_matches(&out.view().with_origin(origin), &want[0], "harris");
+                }
             }
-        }
+        });
     }
 
     #[test]
     fn histogram_equalize() {
-        for &[w, h] in SIZES {
-            let input = histogram_equalize::make_input(w, h);
-            for (origin, shape) in regions([w, h]) {
-                let mut out = Buffer::<u8, 2>::new(shape);
-                histogram_equalize::histogram_equalize(
-                    &input,
-                    &mut out.view_mut().with_origin(origin),
-                )
-                .unwrap();
-                let mut want = [region_image::<u8, 2>(origin, shape)];
-                let source = histogram_equalize::histogram_equalize::__SOURCE;
-                interpret(
-                    source,
-                    "histogram_equalize",
-                    &[image_of(&input.view())],
-                    &[],
-                    &mut want,
-                )
-                .unwrap();
-                assert_matches(
-                    &out.view().with_origin(origin),
-                    &want[0],
-                    "histogram_equalize",
-                );
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = histogram_equalize::make_input(w, h);
+                for (origin, shape) in regions([w, h]) {
+                    let mut out = Buffer::<u8, 2>::new(shape);
+                    histogram_equalize::histogram_equalize(
+                        &input,
+                        &mut out.view_mut().with_origin(origin),
+                    )
+                    .unwrap();
+                    let mut want = [region_image::<u8, 2>(origin, shape)];
+                    let source = histogram_equalize::histogram_equalize::__SOURCE;
+                    interpret(
+                        source,
+                        "histogram_equalize",
+                        &[image_of(&input.view())],
+                        &[],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_matches(
+                        &out.view().with_origin(origin),
+                        &want[0],
+                        "histogram_equalize",
+                    );
+                }
             }
-        }
+        });
     }
 
     #[test]
     fn pyramid() {
-        for &[w, h] in SIZES {
-            let input = pyramid::make_input(w, h);
-            let shapes = [0, 1, 2, 3].map(|l| pyramid::level_shape([w, h], l));
-            let [mut l0, mut l1, mut l2, mut g3] = shapes.map(Buffer::<f32, 2>::new);
-            pyramid::pyramid(&input, &mut l0, &mut l1, &mut l2, &mut g3).unwrap();
-            let mut want = shapes.map(|s| region_image::<f32, 2>([0, 0], s));
-            interpret(
-                pyramid::pyramid::__SOURCE,
-                "pyramid",
-                &[image_of(&input.view())],
-                &[],
-                &mut want,
-            )
-            .unwrap();
-            for (k, got) in [&l0, &l1, &l2, &g3].into_iter().enumerate() {
-                assert_matches(&got.view(), &want[k], &format!("pyramid output {k}"));
-            }
-        }
-    }
-
-    #[test]
-    fn bilateral_grid() {
-        for &[w, h] in SIZES {
-            let input = bilateral_grid::make_input(w, h);
-            for (origin, shape) in regions([w, h]) {
-                let mut out = Buffer::<f32, 2>::new(shape);
-                bilateral_grid::bilateral_grid(&input, &mut out.view_mut().with_origin(origin))
-                    .unwrap();
-                let mut want = [region_image::<f32, 2>(origin, shape)];
-                let source = bilateral_grid::bilateral_grid::__SOURCE;
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = pyramid::make_input(w, h);
+                let shapes = [0, 1, 2, 3].map(|l| pyramid::level_shape([w, h], l));
+                let [mut l0, mut l1, mut l2, mut g3] = shapes.map(Buffer::<f32, 2>::new);
+                pyramid::pyramid(&input, &mut l0, &mut l1, &mut l2, &mut g3).unwrap();
+                let mut want = shapes.map(|s| region_image::<f32, 2>([0, 0], s));
                 interpret(
-                    source,
-                    "bilateral_grid",
+                    pyramid::pyramid::__SOURCE,
+                    "pyramid",
                     &[image_of(&input.view())],
                     &[],
                     &mut want,
                 )
                 .unwrap();
-                assert_matches(&out.view().with_origin(origin), &want[0], "bilateral_grid");
+                for (k, got) in [&l0, &l1, &l2, &g3].into_iter().enumerate() {
+                    assert_matches(&got.view(), &want[k], &format!("pyramid output {k}"));
+                }
             }
-        }
+        });
+    }
+
+    #[test]
+    fn bilateral_grid() {
+        for_each_isa(|_| {
+            for &[w, h] in SIZES {
+                let input = bilateral_grid::make_input(w, h);
+                for (origin, shape) in regions([w, h]) {
+                    let mut out = Buffer::<f32, 2>::new(shape);
+                    bilateral_grid::bilateral_grid(&input, &mut out.view_mut().with_origin(origin))
+                        .unwrap();
+                    let mut want = [region_image::<f32, 2>(origin, shape)];
+                    let source = bilateral_grid::bilateral_grid::__SOURCE;
+                    interpret(
+                        source,
+                        "bilateral_grid",
+                        &[image_of(&input.view())],
+                        &[],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_matches(&out.view().with_origin(origin), &want[0], "bilateral_grid");
+                }
+            }
+        });
     }
 }

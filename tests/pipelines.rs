@@ -28,19 +28,22 @@ fn check_1_1<T: Scalar, U: Scalar>(
                 ([0, 0], [0, h]),
             ];
             for (origin, shape) in regions {
-                let mut out = Buffer::<U, 2>::new(shape);
-                let mut out_view = out.view_mut().with_origin(origin);
-                let got = run(&view, &mut out_view);
                 let mut want = [region_image::<U, 2>(origin, shape)];
                 let expected = interpret(source, name, &[image_of(&view)], params, &mut want);
-                let what = format!("{name} at {w}x{h}, pad {pad}, output {origin:?}+{shape:?}");
-                match (got, expected) {
-                    (Ok(()), Ok(())) => {
-                        assert_matches(&out.view().with_origin(origin), &want[0], &what)
+                for_each_isa(|isa| {
+                    let mut out = Buffer::<U, 2>::new(shape);
+                    let mut out_view = out.view_mut().with_origin(origin);
+                    let got = run(&view, &mut out_view);
+                    let what =
+                        format!("{name} at {w}x{h}, pad {pad}, output {origin:?}+{shape:?}, {isa}");
+                    match (got, &expected) {
+                        (Ok(()), Ok(())) => {
+                            assert_matches(&out.view().with_origin(origin), &want[0], &what)
+                        }
+                        (Err(Error::InputTooSmall { .. }), Err(_)) => {}
+                        (g, e) => panic!("{what}: generated {g:?}, interpreter {e:?}"),
                     }
-                    (Err(Error::InputTooSmall { .. }), Err(_)) => {}
-                    (g, e) => panic!("{what}: generated {g:?}, interpreter {e:?}"),
-                }
+                });
             }
         }
     }

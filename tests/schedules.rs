@@ -16,19 +16,39 @@ fn check(
 ) {
     for &[w, h] in &[[1usize, 1usize], [5, 3], [37, 23], [64, 33], [97, 70]] {
         let input = noise([w, h], (w * h) as u64, |s| s as u16);
+        // The same image with every other element of its rows (stride 2):
+        // kernels with vector loops read a dense copy of it.
+        let mut spaced = vec![0u16; 2 * w * h];
+        for (i, v) in input.as_slice().iter().enumerate() {
+            spaced[2 * i] = *v;
+        }
+        let strided = View::with_strides(&spaced, [w, h], [2, 2 * w]).unwrap();
         for (origin, shape) in [
             ([0i64, 0i64], [w, h]),
             ([(w / 4) as i64, (h / 3) as i64], [w - w / 4, h - h / 3]),
         ] {
-            let mut out = Buffer::<u16, 2>::new(shape);
-            run(&input.view(), &mut out.view_mut().with_origin(origin)).unwrap();
             let mut want = [region_image::<u16, 2>(origin, shape)];
             interpret(source, name, &[image_of(&input.view())], &[], &mut want).unwrap();
-            assert_matches(
-                &out.view().with_origin(origin),
-                &want[0],
-                &format!("{name} {w}x{h} at {origin:?}"),
-            );
+            for_each_isa(|isa| {
+                let what = format!("{name} {w}x{h} at {origin:?}, {isa}");
+                let mut out = Buffer::<u16, 2>::new(shape);
+                run(&input.view(), &mut out.view_mut().with_origin(origin)).unwrap();
+                assert_matches(&out.view().with_origin(origin), &want[0], &what);
+                // Strided input and output (every other element of the rows).
+                let mut spaced_out = vec![7u16; 2 * shape[0] * shape[1]];
+                let mut out_view =
+                    ViewMut::with_strides(&mut spaced_out, shape, [2, 2 * shape[0]]).unwrap();
+                run(&strided, &mut out_view.reborrow().with_origin(origin)).unwrap();
+                assert_matches(
+                    &out_view.as_view().with_origin(origin),
+                    &want[0],
+                    &format!("{what}, strided views"),
+                );
+                assert!(
+                    spaced_out.iter().skip(1).step_by(2).all(|&v| v == 7),
+                    "{what}: wrote between the output's elements"
+                );
+            });
         }
     }
 }

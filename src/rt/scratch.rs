@@ -1,5 +1,8 @@
-//! Storage for intermediate funcs: zeroed and 64-byte aligned, so that the
-//! first element of a buffer starts a cache line (and any vector register).
+//! Storage for intermediate funcs: 64-byte aligned, so that the first element
+//! of a buffer starts a cache line (and any vector register); zeroed, or left
+//! as the allocator gives it for generated code, which writes every element
+//! of a func's buffer before reading it (zeroing cost a tenth of the Harris
+//! pipeline's time: memset, or page faults on fresh pages).
 //!
 //! ```text
 //! let mut blur_x = Scratch::<u32, 2>::zeroed([w + 2, 4])?;   // 64-byte aligned
@@ -8,7 +11,7 @@
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 
 use crate::element::Element;
 use crate::layout::{dense_strides, element_count};
@@ -36,6 +39,29 @@ impl<T: Element, const N: usize> Scratch<T, N> {
     /// A buffer of `shape` filled with zeros, or `None` when its size
     /// overflows or the memory cannot be had.
     pub fn zeroed(shape: [usize; N]) -> Option<Self> {
+        // SAFETY: zero bytes are a valid value of every element type
+        // (integers and floats), so every element is written.
+        unsafe { Self::allocate(shape, true) }
+    }
+
+    /// A buffer of `shape` whose elements are not initialized (in builds with
+    /// debug assertions, every byte is 0xA5 instead, so that a read of an
+    /// element never written shows as a wrong value in tests), or `None` when
+    /// its size overflows or the memory cannot be had.
+    ///
+    /// # Safety
+    ///
+    /// No element may be read, through a view or otherwise, before it has been
+    /// written.
+    pub unsafe fn uninit(shape: [usize; N]) -> Option<Self> {
+        // SAFETY: the caller writes each element before reading it.
+        unsafe { Self::allocate(shape, false) }
+    }
+
+    /// # Safety
+    ///
+    /// Unless `zero`, as for [`Scratch::uninit`].
+    unsafe fn allocate(shape: [usize; N], zero: bool) -> Option<Self> {
         let len = element_count(shape)?;
         let bytes = len.checked_mul(core::mem::size_of::<T>())?;
         let ptr = if bytes == 0 {
@@ -43,9 +69,19 @@ impl<T: Element, const N: usize> Scratch<T, N> {
             NonNull::new(ALIGN as *mut T)?
         } else {
             let layout = Layout::from_size_align(bytes, ALIGN).ok()?;
-            // SAFETY: the layout has a non-zero size. Zero bytes are a valid
-            // value of every element type (integers and floats).
-            NonNull::new(unsafe { alloc_zeroed(layout) } as *mut T)?
+            // SAFETY: the layout has a non-zero size.
+            let raw = unsafe {
+                if zero {
+                    alloc_zeroed(layout)
+                } else {
+                    alloc(layout)
+                }
+            };
+            if !zero && cfg!(debug_assertions) && !raw.is_null() {
+                // SAFETY: `raw` points to `bytes` bytes just allocated.
+                unsafe { raw.write_bytes(0xA5, bytes) };
+            }
+            NonNull::new(raw as *mut T)?
         };
         Some(Scratch {
             ptr,
@@ -110,7 +146,7 @@ impl<T: Element, const N: usize> Drop for Scratch<T, N> {
         let bytes = self.len * core::mem::size_of::<T>();
         if bytes != 0 {
             let layout = Layout::from_size_align(bytes, ALIGN).expect("valid when allocated");
-            // SAFETY: allocated in `zeroed` with this layout.
+            // SAFETY: allocated in `allocate` with this layout.
             unsafe { dealloc(self.ptr.as_ptr() as *mut u8, layout) }
         }
     }

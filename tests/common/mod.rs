@@ -130,3 +130,21 @@ pub fn noise<T: Element, const N: usize>(
 
 /// Sizes every single-output test runs at: degenerate, odd, prime, larger.
 pub const SIZES: &[[usize; 2]] = &[[1, 1], [2, 1], [1, 3], [7, 5], [37, 23], [64, 17], [101, 3]];
+
+/// Runs `f` once per instruction-set level this processor has (kernels
+/// dispatch on [`pipeline::rt::isa`]), passing the level's name for messages;
+/// a failure also prints the level it ran at.
+pub fn for_each_isa(mut f: impl FnMut(&str)) {
+    struct Level(&'static str);
+    impl Drop for Level {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                eprintln!("(at instruction-set level {})", self.0);
+            }
+        }
+    }
+    for isa in pipeline::rt::Isa::available() {
+        let _level = Level(isa.name());
+        pipeline::rt::with_isa(isa, || f(isa.name()));
+    }
+}

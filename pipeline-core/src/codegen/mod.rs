@@ -1,3 +1,4 @@
 //! Code generation back ends.
 
 pub mod rust;
+mod vector;

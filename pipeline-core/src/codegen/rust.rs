@@ -10,10 +10,12 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
+use super::vector;
 use crate::analysis::bounds::BoundsProgram;
 use crate::front::check::CheckedPipeline;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
+use crate::schedule::LoopKind;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
@@ -36,12 +38,12 @@ pub struct Input<'a> {
     pub source: &'a str,
 }
 
-fn rust_type(t: Type) -> TokenStream {
+pub(super) fn rust_type(t: Type) -> TokenStream {
     let id = Ident::new(t.name(), Span::call_site());
     quote!(#id)
 }
 
-fn int_lit(t: Type, v: i128) -> TokenStream {
+pub(super) fn int_lit(t: Type, v: i128) -> TokenStream {
     let lit = match t {
         Type::Bool => return if v != 0 { quote!(true) } else { quote!(false) },
         Type::U8 => Literal::u8_suffixed(v as u8),
@@ -66,7 +68,7 @@ fn int_lit(t: Type, v: i128) -> TokenStream {
     }
 }
 
-fn float_lit(t: Type, v: f64) -> TokenStream {
+pub(super) fn float_lit(t: Type, v: f64) -> TokenStream {
     let ty = rust_type(t);
     if v.is_nan() {
         return quote!(#ty::NAN);
@@ -90,7 +92,7 @@ fn float_lit(t: Type, v: f64) -> TokenStream {
     }
 }
 
-struct Gen<'a> {
+pub(super) struct Gen<'a> {
     p: &'a Pipeline,
     b: &'a BoundsProgram,
     /// Every value a loop body may read: syms, params, inputs and the reader
@@ -100,13 +102,13 @@ struct Gen<'a> {
     /// The first coordinate of the buffer of each func allocated so far.
     origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
     /// The storage folding of each func allocated so far.
-    folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
+    pub(super) folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
     /// The funcs whose stage is being generated (innermost last).
     open_stages: std::cell::RefCell<Vec<FuncId>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
-fn coord_ident(c: Coord) -> Ident {
+pub(super) fn coord_ident(c: Coord) -> Ident {
     match c {
         Coord::Pure(f, d) => format_ident!("__x{}_{}", f, d),
         Coord::Reduction(f, k, r) => format_ident!("__rv{}_{}_{}", f, k, r),
@@ -114,13 +116,30 @@ fn coord_ident(c: Coord) -> Ident {
 }
 
 /// The identifier of a loop variable.
-fn loop_ident(v: &LoopVar) -> Ident {
+pub(super) fn loop_ident(v: &LoopVar) -> Ident {
     format_ident!(
         "__l{}_{}_{}",
         v.func,
         v.stage,
         sanitize(&v.name).replace('#', "_")
     )
+}
+
+/// The name of the value of `let` binding `id`.
+pub(super) fn let_var(id: usize) -> TokenStream {
+    let v = format_ident!("__t{}", id);
+    quote!(#v)
+}
+
+/// `let` binding `id` of `value` (of type `ty`) around `body`.
+pub(super) fn let_binding(
+    id: usize,
+    ty: Type,
+    value: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let (v, vty) = (let_var(id), rust_type(ty));
+    quote!({ let #v: #vty = #value; #body })
 }
 
 fn sym(s: SymId) -> TokenStream {
@@ -139,7 +158,7 @@ impl Gen<'_> {
         }
     }
 
-    fn writer(&self, f: FuncId) -> Ident {
+    pub(super) fn writer(&self, f: FuncId) -> Ident {
         match self.p.outputs.iter().position(|&o| o == f) {
             Some(k) if writes_output_directly(self.p, f) => format_ident!("__out{}", k),
             _ => format_ident!("__w{}", f),
@@ -176,7 +195,7 @@ impl Gen<'_> {
     }
 
     /// Emits an expression inside the stage `update` of func `f`.
-    fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+    pub(super) fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
         crate::deep(|| self.expr_here(e, f, k))
     }
 
@@ -216,16 +235,8 @@ impl Gen<'_> {
                 let id = loop_ident(v);
                 quote!(#id)
             }
-            ExprKind::LetVar(id) => {
-                let v = format_ident!("__t{}", id);
-                quote!(#v)
-            }
-            ExprKind::Let { id, value, body } => {
-                let v = format_ident!("__t{}", id);
-                let vty = rust_type(value.ty);
-                let (x, b) = (sub(value), sub(body));
-                quote!({ let #v: #vty = #x; #b })
-            }
+            ExprKind::LetVar(id) => let_var(*id),
+            ExprKind::Let { id, value, body } => let_binding(*id, value.ty, sub(value), sub(body)),
             ExprKind::Unary(op, a) => {
                 let a = sub(a);
                 match (op, e.ty) {
@@ -392,8 +403,10 @@ impl Gen<'_> {
                 let hi = quote!([#(#hi),*]);
                 self.origins.borrow_mut().insert(*func, lo.clone());
                 let body = self.stmt(body);
+                // SAFETY (of the generated block): loop synthesis computes
+                // every point of the region before any is read.
                 quote! {
-                    let mut #buf = ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi)?;
+                    let mut #buf = unsafe { ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
                     #body
                 }
             }
@@ -417,7 +430,7 @@ impl Gen<'_> {
                 max,
                 slab,
                 body,
-                ..
+                kind,
             } => {
                 let id = loop_ident(var);
                 // Values bound inside the loop are not readable after it.
@@ -425,9 +438,31 @@ impl Gen<'_> {
                 let inner = self.stmt(body);
                 self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
+                let vector = match kind {
+                    LoopKind::Vectorized if slab.is_none() => vector::lanes_of(min, max)
+                        .and_then(|w| Some((w, self.vector_body(var, w, body)?))),
+                    _ => None,
+                };
                 match slab {
-                    // Vectorized and unrolled loops are plain loops until the
-                    // SIMD back end lands.
+                    // All lanes present: one vector iteration; else (the
+                    // ragged end of a split that is not shifted) scalar.
+                    None if vector.is_some() => {
+                        let (w, vbody) = vector.expect("just matched");
+                        let w = Literal::i64_suffixed(w as i64);
+                        quote! {
+                            let (__lo, __hi): (i64, i64) = (#lo, #hi);
+                            if __hi - __lo + 1 == #w {
+                                let #id: i64 = __lo;
+                                #vbody
+                            } else {
+                                for #id in __lo..__hi + 1 {
+                                    #inner
+                                }
+                            }
+                        }
+                    }
+                    // Unrolled loops are left to the compiler, whose
+                    // unroller sees their constant extent.
                     None => quote! {
                         for #id in (#lo)..(#hi) + 1 {
                             #inner
@@ -725,7 +760,7 @@ pub fn generate(input: &Input) -> TokenStream {
         }
     }
 
-    let body = g.stmt(input.body);
+    let body = kernels(p, b, &g.stmt(input.body), has_vector_loop(input.body));
 
     // required_region: one region per input.
     let regions: Vec<TokenStream> = p
@@ -790,7 +825,6 @@ pub fn generate(input: &Input) -> TokenStream {
             let __s: [i64; #nsyms] = #name::__bounds(#(#bounds_args),*);
             #(#checks)*
             #body
-            ::core::result::Result::Ok(())
         }
 
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, dead_code)]
@@ -821,6 +855,147 @@ pub fn generate(input: &Input) -> TokenStream {
                 __s
             }
         }
+    }
+}
+
+/// Whether a loop of `s` is vectorized.
+fn has_vector_loop(s: &Stmt) -> bool {
+    match s {
+        Stmt::For {
+            kind: LoopKind::Vectorized,
+            ..
+        } => true,
+        Stmt::For { body, .. }
+        | Stmt::Allocate { body, .. }
+        | Stmt::LetSym { body, .. }
+        | Stmt::LetCoord { body, .. }
+        | Stmt::If { body, .. } => has_vector_loop(body),
+        Stmt::Block(stmts) => stmts.iter().any(has_vector_loop),
+        Stmt::Store { .. } | Stmt::CopyToOutput { .. } => false,
+    }
+}
+
+/// The loop nests as kernel functions, one per instruction-set level when
+/// the schedule vectorizes a loop (the same tokens compiled with each
+/// level's `#[target_feature]`; closures inside inherit it, so parallel
+/// loops do too), and the call of the one [`pipeline::rt::isa`] picks. A
+/// pipeline without vector loops has one kernel.
+fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, per_isa: bool) -> TokenStream {
+    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
+    let mut params = vec![quote!(__s: [i64; #nsyms])];
+    let mut args = vec![quote!(__s)];
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
+        let v = format_ident!("__in{}", i);
+        params.push(quote!(#v: ::pipeline::View<'_, #ty, #n>));
+        args.push(quote!(#v));
+        for d in 0..inp.dims {
+            for v in [
+                format_ident!("__in{}_min{}", i, d),
+                format_ident!("__in{}_ext{}", i, d),
+            ] {
+                params.push(quote!(#v: i32));
+                args.push(quote!(#v));
+            }
+        }
+    }
+    for (i, par) in p.params.iter().enumerate() {
+        let (v, ty) = (format_ident!("__p{}", i), rust_type(par.ty));
+        params.push(quote!(#v: #ty));
+        args.push(quote!(#v));
+    }
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let func = &p.funcs[f];
+        let (ty, n) = (rust_type(func.ty), Literal::usize_unsuffixed(func.dims()));
+        let v = format_ident!("__out{}", k);
+        params.push(quote!(mut #v: ::pipeline::ViewMut<'_, #ty, #n>));
+        args.push(quote!(#v));
+    }
+    let result = quote!(::core::result::Result<(), ::pipeline::Error>);
+    let scalar = quote! {
+        fn __kernel(#(#params),*) -> #result {
+            #body
+            ::core::result::Result::Ok(())
+        }
+    };
+    if !per_isa {
+        return quote! {
+            #scalar
+            __kernel(#(#args),*)
+        };
+    }
+    let levels = [
+        ("Sse41", "sse4.1"),
+        ("Avx2", "avx2,fma"),
+        ("Avx512", "avx512f,avx512bw,avx2,fma"),
+    ];
+    let mut fns = Vec::new();
+    let mut arms = Vec::new();
+    for (level, features) in levels {
+        let name = format_ident!("__kernel_{}", level.to_lowercase());
+        let level = format_ident!("{}", level);
+        fns.push(quote! {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = #features)]
+            #[allow(unused_unsafe, unsafe_op_in_unsafe_fn)]
+            unsafe fn #name(#(#params),*) -> #result {
+                #body
+                ::core::result::Result::Ok(())
+            }
+        });
+        // SAFETY: `isa()` reports only levels the processor supports.
+        arms.push(quote! {
+            #[cfg(target_arch = "x86_64")]
+            ::pipeline::rt::Isa::#level => unsafe { #name(#(#args),*) },
+        });
+    }
+    // Vector loads and stores need dimension 0 dense: an input or output
+    // that is not is copied (the kernels never see a strided one).
+    let pipeline = &p.name;
+    let mut dense_inputs = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let (v, copy) = (format_ident!("__in{}", i), format_ident!("__copy_in{}", i));
+        let name = &inp.name;
+        dense_inputs.push(quote! {
+            let mut #copy = ::core::option::Option::None;
+            let #v = ::pipeline::rt::dense_input(#pipeline, #name, #v, &mut #copy)?;
+        });
+    }
+    let mut dense_outputs = Vec::new();
+    let mut targets = Vec::new();
+    let mut finish = Vec::new();
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let (v, dense) = (
+            format_ident!("__out{}", k),
+            format_ident!("__dense_out{}", k),
+        );
+        let name = &p.funcs[f].name;
+        dense_outputs.push(quote! {
+            let mut #dense = ::pipeline::rt::dense_output(#pipeline, #name, &#v)?;
+        });
+        targets.push(quote! {
+            let #v = match &mut #dense {
+                ::core::option::Option::Some(__d) => __d.view_mut().with_origin(#v.origin()),
+                ::core::option::Option::None => #v.reborrow(),
+            };
+        });
+        finish.push(quote!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
+    }
+    quote! {
+        #scalar
+        #(#fns)*
+        #(#dense_inputs)*
+        #(#dense_outputs)*
+        let __result = {
+            #(#targets)*
+            match ::pipeline::rt::isa() {
+                #(#arms)*
+                _ => __kernel(#(#args),*),
+            }
+        };
+        __result?;
+        #(#finish)*
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -9,7 +9,7 @@ use super::expr::{Expr, FuncId, LoopVar};
 use crate::schedule::LoopKind;
 
 /// A coordinate of a definition bound from loop variables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Coord {
     /// `Var(d)` of func `f`'s definitions.
     Pure(FuncId, usize),

@@ -1,0 +1,551 @@
+//! Vector code for vectorized loops.
+//!
+//! A loop the schedule vectorizes has a constant extent `W` (the factor of
+//! its split) wherever its iterations are all present, which is everywhere but
+//! in the ragged part of a split that is not shifted. Its body, a store under
+//! coordinate bindings and conditions, becomes one iteration over all `W`
+//! lanes. Each expression is classified as in the Halide paper:
+//!
+//! - *uniform*: the same in every lane (does not depend on the loop);
+//! - *ramp* `base + i * stride` in lane `i`, for integers affine in the loop
+//!   with a constant stride: coordinates;
+//! - *varying*: anything else.
+//!
+//! A load evaluated in every lane whose first coordinate is a ramp of stride 1
+//! and whose other coordinates are uniform is one dense vector load
+//! ([`pipeline::View::load_dense`]) before the lanes are computed; with another
+//! constant stride a strided load; any other load (a gather, or one under a
+//! `select` branch, which the scalar code would not evaluate in every lane)
+//! stays in the lane loop. The value is then computed by one loop over the
+//! lanes of straight-line scalar code on those arrays, which the kernel's
+//! instruction-set level (one `#[target_feature]` copy per level) compiles to
+//! vector instructions of that level, and stored as one dense vector store
+//! when the store's first coordinate is a ramp of stride 1 (else one store
+//! per lane, in lane order).
+//!
+//! The loop stays scalar when its body is anything else: a loop inside, a
+//! condition that varies by lane, a boundary condition on a varying
+//! coordinate (the edges of a partitioned loop: vector code there would cost
+//! compile time for few pixels), or an update that may read what another lane
+//! writes.
+
+use super::rust::{
+    coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen,
+};
+use crate::ir::*;
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+/// The most lanes a vectorized loop is emitted with; wider loops stay scalar.
+pub const MAX_LANES: usize = 64;
+
+/// First id of the names this module binds (`__t{id}`), above every `Let`
+/// id of a definition.
+const FIRST_TEMP: usize = 1 << 40;
+
+/// How a coordinate varies across the lanes.
+#[derive(Clone)]
+enum Lane {
+    /// The same in every lane.
+    Uni(TokenStream),
+    /// `base + i * stride` in lane `i`.
+    Ramp(TokenStream, i128),
+    /// An array of the lanes' values.
+    Array(Ident),
+}
+
+/// Why a loop stays scalar (not reported: the scalar loop is always right).
+struct Scalar;
+
+type R<T> = Result<T, Scalar>;
+
+/// The state of one vectorized loop's emission.
+struct Lanes<'g, 'a> {
+    g: &'g Gen<'a>,
+    var: &'g LoopVar,
+    w: usize,
+    /// The stage whose store is being emitted.
+    stage: Cell<(Option<FuncId>, Option<usize>)>,
+    coords: RefCell<HashMap<Coord, Lane>>,
+    /// Whether each `Let` id binds a uniform value.
+    let_uniform: RefCell<HashMap<usize, bool>>,
+    /// Whether each expression node (by address) is uniform.
+    uniform: RefCell<HashMap<*const Expr, bool>>,
+    /// Vector loads of the store being emitted, before its lane loop.
+    loads: RefCell<Vec<TokenStream>>,
+    next_temp: Cell<usize>,
+}
+
+impl Gen<'_> {
+    /// The body of vectorized loop `var` of `w` lanes as one vector
+    /// iteration, with the loop's variable bound to lane 0, or `None` when
+    /// it must stay a scalar loop.
+    pub(super) fn vector_body(&self, var: &LoopVar, w: usize, body: &Stmt) -> Option<TokenStream> {
+        if !(2..=MAX_LANES).contains(&w) {
+            return None;
+        }
+        let lanes = Lanes {
+            g: self,
+            var,
+            w,
+            stage: Cell::new((None, None)),
+            coords: Default::default(),
+            let_uniform: Default::default(),
+            uniform: Default::default(),
+            loads: Default::default(),
+            next_temp: Cell::new(FIRST_TEMP),
+        };
+        lanes.stmt(body).ok()
+    }
+}
+
+/// The vector width of a vectorized loop `min..=max`: constant `min` and
+/// `max` of the form `c` or `min(c, ..)` (a split's inner loop).
+pub(super) fn lanes_of(min: &Expr, max: &Expr) -> Option<usize> {
+    let lo = min.as_int()?;
+    let hi = match &max.kind {
+        ExprKind::Int(v) => *v,
+        ExprKind::Binary(BinOp::Min, a, b) => a.as_int().or_else(|| b.as_int())?,
+        _ => return None,
+    };
+    usize::try_from(hi - lo + 1).ok()
+}
+
+/// The zero of a type, to initialize arrays of it.
+fn zero(t: Type) -> TokenStream {
+    match t {
+        Type::Bool => quote!(false),
+        t if t.is_float() => float_lit(t, 0.0),
+        t => int_lit(t, 0),
+    }
+}
+
+impl Lanes<'_, '_> {
+    fn temp(&self) -> (usize, Ident) {
+        let id = self.next_temp.get();
+        self.next_temp.set(id + 1);
+        (id, format_ident!("__t{}", id))
+    }
+
+    fn lanes_lit(&self) -> Literal {
+        Literal::usize_unsuffixed(self.w)
+    }
+
+    fn stmt(&self, s: &Stmt) -> R<TokenStream> {
+        match s {
+            Stmt::LetCoord { coord, value, body } => {
+                let id = coord_ident(*coord);
+                let (bind, lane) = match self.ramp(value) {
+                    Some((base, 0)) => (
+                        quote!(let #id: i32 = (#base) as i32;),
+                        Lane::Uni(quote!(#id)),
+                    ),
+                    Some((base, s)) => (
+                        quote!(let #id: i32 = (#base) as i32;),
+                        Lane::Ramp(quote!(#id), s),
+                    ),
+                    None => {
+                        let w = self.lanes_lit();
+                        let v = self.lane(value, false)?;
+                        let bind = quote! {
+                            let mut #id = [0i32; #w];
+                            for __i in 0..#w { #id[__i] = (#v) as i32; }
+                        };
+                        (bind, Lane::Array(id))
+                    }
+                };
+                self.coords.borrow_mut().insert(*coord, lane);
+                let b = self.stmt(body)?;
+                Ok(quote!(#bind #b))
+            }
+            Stmt::LetSym { sym, value, body } if self.is_uniform(value) => {
+                let id = format_ident!("__q{}", sym);
+                let v = self.g.expr(value, None, None);
+                let b = self.stmt(body)?;
+                Ok(quote!(let #id: i64 = #v; #b))
+            }
+            Stmt::If { cond, body } if self.is_uniform(cond) => {
+                let c = self.g.expr(cond, None, None);
+                let b = self.stmt(body)?;
+                Ok(quote!(if #c { #b }))
+            }
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => self.store(*func, *update, args, value),
+            _ => Err(Scalar),
+        }
+    }
+
+    fn store(
+        &self,
+        func: FuncId,
+        update: Option<usize>,
+        args: &[Expr],
+        value: &Expr,
+    ) -> R<TokenStream> {
+        self.stage.set((Some(func), update));
+        // The edges of a partitioned loop stay scalar.
+        let mut edge = false;
+        for e in args.iter().chain([value]) {
+            e.visit(&mut |n| {
+                if let ExprKind::Boundary { coord, .. } = &n.kind {
+                    edge |= !self.is_uniform(coord);
+                }
+            });
+        }
+        if edge {
+            return Err(Scalar);
+        }
+        let folds = self
+            .g
+            .folds
+            .borrow()
+            .get(&func)
+            .cloned()
+            .unwrap_or_default();
+        let fold = |d: usize| folds.get(d).copied().flatten();
+        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        let dense = matches!(ramps[0], Some((_, 1)))
+            && fold(0).is_none()
+            && ramps[1..].iter().all(|r| matches!(r, Some((_, 0))));
+        if update.is_some() {
+            // Lanes write distinct points along dimension 0; an update may
+            // read its own func only at the point each lane writes.
+            let mut own_reads_elsewhere = false;
+            value.visit(&mut |n| {
+                if let ExprKind::Load {
+                    source: Source::Func(g),
+                    args: a,
+                    ..
+                } = &n.kind
+                {
+                    own_reads_elsewhere |= *g == func && a[0] != args[0];
+                }
+            });
+            if !dense || own_reads_elsewhere {
+                return Err(Scalar);
+            }
+        }
+        self.loads.borrow_mut().clear();
+        let v = self.lane(value, false)?;
+        let loads = std::mem::take(&mut *self.loads.borrow_mut());
+        let (ty, zero) = (rust_type(value.ty), zero(value.ty));
+        let w = self.lanes_lit();
+        let writer = self.g.writer(func);
+        if dense {
+            let c = lane0(&ramps, &fold);
+            // SAFETY (of the generated block): every lane is an iteration of
+            // the loop, whose stores loop synthesis keeps inside the buffer.
+            return Ok(quote! {{
+                #(#loads)*
+                let mut __v: [#ty; #w] = [#zero; #w];
+                for __i in 0..#w {
+                    __v[__i] = #v;
+                }
+                let __c = #c;
+                unsafe { #writer.store_dense::<#w>(__c, __v) }
+            }});
+        }
+        // One store per lane, in lane order (a pure definition never reads
+        // what it writes).
+        let c = args
+            .iter()
+            .enumerate()
+            .map(|(d, a)| {
+                let v = self.lane(a, false)?;
+                Ok(wrap_fold(quote!((#v) as i64), fold(d)))
+            })
+            .collect::<R<Vec<TokenStream>>>()?;
+        let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
+        Ok(quote! {{
+            #(#loads)*
+            for __i in 0..#w {
+                let __v: #ty = #v;
+                let __c = [#(#c),*];
+                unsafe { #writer.store(__c, __v) }
+            }
+        }})
+    }
+
+    /// Whether `e` has the same value in every lane (memoized by node).
+    fn is_uniform(&self, e: &Expr) -> bool {
+        let key = e as *const Expr;
+        if let Some(&u) = self.uniform.borrow().get(&key) {
+            return u;
+        }
+        let u = crate::deep(|| self.classify(e));
+        self.uniform.borrow_mut().insert(key, u);
+        u
+    }
+
+    fn classify(&self, e: &Expr) -> bool {
+        let (f, k) = self.stage.get();
+        let coord_uniform = |c: Option<Coord>| {
+            c.and_then(|c| self.coords.borrow().get(&c).cloned())
+                .is_none_or(|v| matches!(v, Lane::Uni(_)))
+        };
+        match &e.kind {
+            ExprKind::Loop(l) => l != self.var,
+            ExprKind::Var(d) => coord_uniform(f.map(|f| Coord::Pure(f, *d))),
+            ExprKind::RVar(r) => coord_uniform(f.zip(k).map(|(f, k)| Coord::Reduction(f, k, *r))),
+            ExprKind::LetVar(id) => self.let_uniform.borrow().get(id).copied().unwrap_or(true),
+            ExprKind::Let { id, value, body } => {
+                let v = self.is_uniform(value);
+                self.let_uniform.borrow_mut().insert(*id, v);
+                v && self.is_uniform(body)
+            }
+            _ => {
+                let mut all = true;
+                e.for_each_child(|c| all &= self.is_uniform(c));
+                all
+            }
+        }
+    }
+
+    /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
+    /// an integer affine in the loop.
+    fn ramp(&self, e: &Expr) -> Option<(TokenStream, i128)> {
+        crate::deep(|| self.ramp_here(e))
+    }
+
+    fn ramp_here(&self, e: &Expr) -> Option<(TokenStream, i128)> {
+        let (f, k) = self.stage.get();
+        if self.is_uniform(e) {
+            return Some((self.g.expr(e, f, k), 0));
+        }
+        if !e.ty.is_int() {
+            return None;
+        }
+        let ty = rust_type(e.ty);
+        let coord = |c: Coord| match self.coords.borrow().get(&c) {
+            Some(Lane::Ramp(b, s)) => Some((b.clone(), *s)),
+            _ => None,
+        };
+        match &e.kind {
+            ExprKind::Loop(_) => {
+                let id = loop_ident(self.var);
+                Some((quote!(#id), 1))
+            }
+            ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
+            ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
+            ExprKind::Unary(UnOp::Neg, a) => {
+                let (b, s) = self.ramp(a)?;
+                Some((quote!((#b).wrapping_neg()), -s))
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let ((x, sx), (y, sy)) = (self.ramp(a)?, self.ramp(b)?);
+                Some(if *op == BinOp::Add {
+                    (quote!((#x).wrapping_add(#y)), sx + sy)
+                } else {
+                    (quote!((#x).wrapping_sub(#y)), sx - sy)
+                })
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) => {
+                let (r, c) = match (a.as_int(), b.as_int()) {
+                    (_, Some(c)) => (a, c),
+                    (Some(c), _) => (b, c),
+                    _ => return None,
+                };
+                let (base, s) = self.ramp(r)?;
+                let lit = int_lit(e.ty, c);
+                Some((quote!((#base).wrapping_mul(#lit)), s.checked_mul(c)?))
+            }
+            // Truncation keeps a ramp a ramp.
+            ExprKind::Cast(a) if a.ty.is_int() && e.ty.bits() <= a.ty.bits() => {
+                let (b, s) = self.ramp(a)?;
+                Some((quote!(((#b) as #ty)), s))
+            }
+            _ => None,
+        }
+    }
+
+    /// `e`'s value in lane `__i`, as scalar code inside the lane loop.
+    /// `guarded`: under a `select` branch, which only some lanes evaluate,
+    /// so its loads stay in the lane loop.
+    fn lane(&self, e: &Expr, guarded: bool) -> R<TokenStream> {
+        crate::deep(|| self.lane_here(e, guarded))
+    }
+
+    fn lane_here(&self, e: &Expr, guarded: bool) -> R<TokenStream> {
+        let (f, k) = self.stage.get();
+        if self.is_uniform(e) {
+            return Ok(self.g.expr(e, f, k));
+        }
+        let coord = |c: Coord| -> R<TokenStream> {
+            Ok(match self.coords.borrow().get(&c).ok_or(Scalar)? {
+                Lane::Uni(t) => t.clone(),
+                Lane::Ramp(b, s) => ramp_lane(b, *s, Type::I32),
+                Lane::Array(a) => quote!(#a[__i]),
+            })
+        };
+        Ok(match &e.kind {
+            ExprKind::Loop(_) => {
+                let id = loop_ident(self.var);
+                ramp_lane(&quote!(#id), 1, Type::I64)
+            }
+            ExprKind::Var(d) => coord(Coord::Pure(f.ok_or(Scalar)?, *d))?,
+            ExprKind::RVar(r) => coord(Coord::Reduction(f.ok_or(Scalar)?, k.ok_or(Scalar)?, *r))?,
+            ExprKind::LetVar(id) => let_var(*id),
+            ExprKind::Let { id, value, body } => {
+                let (x, b) = (self.lane(value, guarded)?, self.lane(body, guarded)?);
+                let_binding(*id, value.ty, x, b)
+            }
+            ExprKind::Select(c, a, b) => {
+                let c = self.lane(c, guarded)?;
+                let (a, b) = (self.lane(a, true)?, self.lane(b, true)?);
+                quote!((if #c { #a } else { #b }))
+            }
+            ExprKind::Load { source, args, .. } => self.load(e, *source, args, guarded)?,
+            _ => {
+                // The node's scalar operation on its operands' lane values.
+                let mut binds = Vec::new();
+                let mut placeholders = Vec::new();
+                for c in children(e) {
+                    let (id, name) = self.temp();
+                    let (cty, v) = (rust_type(c.ty), self.lane(c, guarded)?);
+                    binds.push(quote!(let #name: #cty = #v;));
+                    placeholders.push(Expr::new(ExprKind::LetVar(id), c.ty));
+                }
+                let op = self.g.expr(&with_children(e, placeholders), f, k);
+                quote!({ #(#binds)* #op })
+            }
+        })
+    }
+
+    fn load(&self, e: &Expr, source: Source, args: &[Expr], guarded: bool) -> R<TokenStream> {
+        let (f, _) = self.stage.get();
+        let folds = match source {
+            Source::Func(g) => self.g.folds.borrow().get(&g).cloned().unwrap_or_default(),
+            Source::Input(_) => Vec::new(),
+        };
+        let fold = |d: usize| folds.get(d).copied().flatten();
+        let (view, own) = match source {
+            Source::Input(i) => (format_ident!("__in{}", i), false),
+            Source::Func(g) if Some(g) == f => (self.g.writer(g), true),
+            Source::Func(g) => (format_ident!("__r{}", g), false),
+        };
+        if !guarded && fold(0).is_none() {
+            let ramps: Vec<Option<(TokenStream, i128)>> =
+                args.iter().map(|a| self.ramp(a)).collect();
+            let rest_uniform = ramps[1..].iter().all(|r| matches!(r, Some((_, 0))));
+            let w = self.lanes_lit();
+            let ty = rust_type(e.ty);
+            // SAFETY (of the generated blocks): every lane is an iteration of
+            // the loop, whose coordinates bounds inference proved inside the
+            // view, and the load is evaluated in every lane.
+            let vector = match &ramps[0] {
+                Some((_, 1)) if rest_uniform => {
+                    let c = lane0(&ramps, &fold);
+                    Some(quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } }))
+                }
+                Some((_, s)) if *s != 0 && rest_uniform && !own => {
+                    let c = lane0(&ramps, &fold);
+                    let s = Literal::i64_suffixed(*s as i64);
+                    Some(quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } }))
+                }
+                _ => None,
+            };
+            if let Some(v) = vector {
+                let (_, name) = self.temp();
+                self.loads
+                    .borrow_mut()
+                    .push(quote!(let #name: [#ty; #w] = #v;));
+                return Ok(quote!(#name[__i]));
+            }
+        }
+        // A gather, or a load only some lanes evaluate: one load per lane.
+        let c = args
+            .iter()
+            .enumerate()
+            .map(|(d, a)| {
+                let v = self.lane(a, guarded)?;
+                Ok(wrap_fold(quote!((#v) as i64), fold(d)))
+            })
+            .collect::<R<Vec<TokenStream>>>()?;
+        Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.load(__c) } }))
+    }
+}
+
+/// Lane `__i` of the ramp `base + i * stride` of type `t`.
+fn ramp_lane(base: &TokenStream, stride: i128, t: Type) -> TokenStream {
+    let ty = rust_type(t);
+    if stride == 1 {
+        return quote!((#base).wrapping_add(__i as #ty));
+    }
+    let s = int_lit(t, t.wrap(stride));
+    quote!((#base).wrapping_add((__i as #ty).wrapping_mul(#s)))
+}
+
+/// `[i64; N]` of lane 0 of coordinates that are ramps (folded dimensions
+/// wrap).
+fn lane0(
+    ramps: &[Option<(TokenStream, i128)>],
+    fold: &dyn Fn(usize) -> Option<i64>,
+) -> TokenStream {
+    let c = ramps.iter().enumerate().map(|(d, r)| {
+        let (base, _) = r
+            .as_ref()
+            .expect("coordinates of a vector access are ramps");
+        wrap_fold(quote!((#base) as i64), fold(d))
+    });
+    quote!([#(#c),*])
+}
+
+/// A coordinate `c` (i64) of a folded dimension wraps into the fold.
+fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
+    match fold {
+        Some(n) => {
+            let n = Literal::i64_suffixed(n);
+            quote!((#c).rem_euclid(#n))
+        }
+        None => c,
+    }
+}
+
+/// The direct children of `e`, in [`Expr::for_each_child`] order.
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => vec![a],
+        ExprKind::Binary(_, a, b) => vec![a, b],
+        ExprKind::Select(c, a, b) => vec![c, a, b],
+        ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.iter().collect(),
+        ExprKind::Boundary {
+            coord, min, extent, ..
+        } => vec![coord, min, extent],
+        ExprKind::Let { value, body, .. } => vec![value, body],
+        _ => vec![],
+    }
+}
+
+/// `e` with its direct children replaced, in [`children`] order.
+fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
+    let mut it = new.into_iter().map(Box::new);
+    let mut next = || it.next().expect("one replacement per child");
+    let kind = match &e.kind {
+        ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
+        ExprKind::Cast(_) => ExprKind::Cast(next()),
+        ExprKind::SaturatingCast(_) => ExprKind::SaturatingCast(next()),
+        ExprKind::Binary(op, _, _) => {
+            let a = next();
+            ExprKind::Binary(*op, a, next())
+        }
+        ExprKind::Math(m, args) => ExprKind::Math(*m, args.iter().map(|_| *next()).collect()),
+        ExprKind::Boundary { mode, .. } => {
+            let coord = next();
+            let min = next();
+            ExprKind::Boundary {
+                mode: *mode,
+                coord,
+                min,
+                extent: next(),
+            }
+        }
+        other => unreachable!("lane code builds {other:?} itself"),
+    };
+    Expr::new(kind, e.ty)
+}
