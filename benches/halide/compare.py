@@ -29,6 +29,8 @@ What it does, in one run:
    The script exits with status 2 when a check finds a difference.
 5. Prints a markdown table: ours / Halide, and for the blur the bound that the
    measured memory bandwidth sets for the bytes it must read and write.
+6. Runs our bench again at each instruction-set level (PIPELINE_ISA=scalar,
+   sse4.1, avx2, avx512) and prints our times per level against the scalar kernels.
 
 Both sides use the same number of threads: every core this process may run on
 (RAYON_NUM_THREADS and HL_NUM_THREADS are set to it).
@@ -330,14 +332,18 @@ def time_ms(fn, runs):
     return median(ms), min(ms)
 
 
-def run_ours(names, runs, threads):
-    """Runs the Rust bench; returns ({name: (size, median, min)}, bandwidth GB/s)."""
+def run_ours(names, runs, threads, isa=None):
+    """Runs the Rust bench; returns ({name: (size, median, min)}, bandwidth GB/s).
+
+    With `isa`, the kernels run at that instruction-set level (PIPELINE_ISA)
+    and nothing is dumped."""
     env = dict(os.environ)
-    env.update(
-        HALIDE_COMPARE_RUNS=str(runs),
-        HALIDE_COMPARE_DUMP=str(DUMP),
-        RAYON_NUM_THREADS=str(threads),
-    )
+    env.update(HALIDE_COMPARE_RUNS=str(runs), RAYON_NUM_THREADS=str(threads))
+    if isa is None:
+        env["HALIDE_COMPARE_DUMP"] = str(DUMP)
+        env.pop("PIPELINE_ISA", None)
+    else:
+        env["PIPELINE_ISA"] = isa
     cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
     print(f"$ {' '.join(cmd)}", file=sys.stderr, flush=True)
     try:
@@ -493,6 +499,20 @@ def main():
     print()
     for name in names:
         print(f"- {name}: Halide JIT compile {compile_s[name]:.2f} s; " + "; ".join(theirs[name][2]))
+
+    # 4. Ours at each instruction-set level (levels above the processor's run
+    # as its best), against the scalar kernels.
+    levels = ["scalar", "sse4.1", "avx2", "avx512"]
+    per_level = {isa: run_ours(names, args.runs, threads, isa)[0] for isa in levels}
+    print()
+    print(f"Ours per instruction-set level (PIPELINE_ISA), {threads} threads, median of {args.runs} runs, ms (speed-up over scalar):")
+    print()
+    print("| algorithm | " + " | ".join(levels) + " |")
+    print("|---|" + "---:|" * len(levels))
+    for name in names:
+        scalar_ms = per_level["scalar"][name][1]
+        cells = [f"{per_level[isa][name][1]:.2f} ({scalar_ms / per_level[isa][name][1]:.2f}x)" for isa in levels]
+        print(f"| {name} | " + " | ".join(cells) + " |")
     print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
     if not all(same for same, _ in checks.values()):
         sys.exit(2)

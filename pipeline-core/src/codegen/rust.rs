@@ -440,14 +440,24 @@ impl Gen<'_> {
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
                 let vector = match kind {
                     LoopKind::Vectorized if slab.is_none() => vector::lanes_of(min, max)
-                        .and_then(|w| Some((w, self.vector_body(var, w, body)?))),
+                        .and_then(|(w, exact)| Some((w, exact, self.vector_body(var, w, body)?))),
                     _ => None,
                 };
                 match slab {
+                    // Always all lanes (the steady state of a partitioned
+                    // loop): one vector iteration.
+                    None if matches!(vector, Some((_, true, _))) => {
+                        let (_, _, vbody) = vector.expect("just matched");
+                        quote! {
+                            let #id: i64 = #lo;
+                            #vbody
+                        }
+                    }
                     // All lanes present: one vector iteration; else (the
-                    // ragged end of a split that is not shifted) scalar.
+                    // ragged end of a split, an image narrower than a
+                    // vector) scalar.
                     None if vector.is_some() => {
-                        let (w, vbody) = vector.expect("just matched");
+                        let (w, _, vbody) = vector.expect("just matched");
                         let w = Literal::i64_suffixed(w as i64);
                         quote! {
                             let (__lo, __hi): (i64, i64) = (#lo, #hi);

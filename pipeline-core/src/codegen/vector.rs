@@ -102,15 +102,18 @@ impl Gen<'_> {
 }
 
 /// The vector width of a vectorized loop `min..=max`: constant `min` and
-/// `max` of the form `c` or `min(c, ..)` (a split's inner loop).
-pub(super) fn lanes_of(min: &Expr, max: &Expr) -> Option<usize> {
+/// `max` of the form `c`, `min(c, ..)` or `select(.., c, ..)` (a split's
+/// inner loop), and whether the extent is that width in every case (`max`
+/// constant: the steady state of a partitioned loop).
+pub(super) fn lanes_of(min: &Expr, max: &Expr) -> Option<(usize, bool)> {
     let lo = min.as_int()?;
-    let hi = match &max.kind {
-        ExprKind::Int(v) => *v,
-        ExprKind::Binary(BinOp::Min, a, b) => a.as_int().or_else(|| b.as_int())?,
+    let (hi, exact) = match &max.kind {
+        ExprKind::Int(v) => (*v, true),
+        ExprKind::Binary(BinOp::Min, a, b) => (a.as_int().or_else(|| b.as_int())?, false),
+        ExprKind::Select(_, a, _) => (a.as_int()?, false),
         _ => return None,
     };
-    usize::try_from(hi - lo + 1).ok()
+    Some((usize::try_from(hi - lo + 1).ok()?, exact))
 }
 
 /// The zero of a type, to initialize arrays of it.

@@ -385,8 +385,15 @@ impl Lowerer<'_> {
                         if let Some(s) = st.splits.iter().find(|s| s.inner == dim.name) {
                             let outside = matches!((st.position(&s.outer), st.position(&dim.name)), (Some(o), Some(i)) if o > i);
                             if let (true, Some(offset)) = (outside, offsets.get(&dim.name)) {
-                                let left = bin(BinOp::Sub, bin(BinOp::Sub, extent[s.old.as_str()].clone(), i64c(1)), offset.clone());
-                                max = bin(BinOp::Min, max, left);
+                                let left = |offset: &Expr| bin(BinOp::Sub, bin(BinOp::Sub, extent[s.old.as_str()].clone(), i64c(1)), offset.clone());
+                                max = match &offset.kind {
+                                    // A shifted split: every iteration is whole
+                                    // when the extent allows it (`select(e >=
+                                    // n, n - 1, ..)`, which loop partitioning
+                                    // reduces to `n - 1` in the steady state).
+                                    ExprKind::Select(c, _, plain) => Expr::select((**c).clone(), max.clone(), bin(BinOp::Min, max, left(plain))),
+                                    _ => bin(BinOp::Min, max, left(offset)),
+                                };
                             }
                         }
                         (i64c(0), simplify(&max), slab, Some(simplify(&bin(BinOp::Sub, e_static, i64c(1)))))

@@ -71,6 +71,12 @@ struct Steady<'a> {
     inner: HashMap<LoopVar, Option<Interval>>,
     lower: Vec<Expr>,
     upper: Vec<Expr>,
+    /// Whether the partitioned loop starts at a constant `>= 0`.
+    from_zero: bool,
+    /// Rewrites that hold in the steady state, found with the bounds above:
+    /// `min(16 * v, e - 16) -> 16 * v` (its side condition bounds the
+    /// steady state) and then `e >= 16 -> true`.
+    facts: std::cell::RefCell<Vec<(Expr, Expr)>>,
 }
 
 fn i64c(v: i128) -> Expr {
@@ -86,45 +92,64 @@ impl Steady<'_> {
     /// `var`; `side` receives upper bounds of the loop under which the form
     /// holds (`min(16 * v, e - 16)`, a split's shifted tail, is `16 * v`
     /// while `v <= (e - 16) / 16`).
-    fn linear(&self, e: &Expr, side: &mut Vec<Expr>) -> Option<(i128, Expr)> {
+    fn linear(
+        &self,
+        e: &Expr,
+        side: &mut Vec<Expr>,
+        facts: &mut Vec<(Expr, Expr)>,
+    ) -> Option<(i128, Expr)> {
         let uses_var =
             |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == self.var));
         match &e.kind {
             ExprKind::Loop(l) if l == self.var => Some((1, i64c(0))),
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let (ca, ra) = self.linear(a, side)?;
-                let (cb, rb) = self.linear(b, side)?;
+                let (ca, ra) = self.linear(a, side, facts)?;
+                let (cb, rb) = self.linear(b, side, facts)?;
                 Some(match op {
                     BinOp::Add => (ca + cb, bin(BinOp::Add, ra, rb)),
                     _ => (ca - cb, bin(BinOp::Sub, ra, rb)),
                 })
             }
             ExprKind::Binary(BinOp::Mul, a, b) if b.as_int().is_some() => {
-                let (c, r) = self.linear(a, side)?;
+                let (c, r) = self.linear(a, side, facts)?;
                 let k = b.as_int()?;
                 Some((c * k, bin(BinOp::Mul, r, i64c(k))))
             }
             ExprKind::Binary(BinOp::Mul, a, b) if a.as_int().is_some() => {
-                let (c, r) = self.linear(b, side)?;
+                let (c, r) = self.linear(b, side, facts)?;
                 let k = a.as_int()?;
                 Some((c * k, bin(BinOp::Mul, r, i64c(k))))
             }
             ExprKind::Binary(BinOp::Min, p, q) if uses_var(p) && !uses_var(q) => {
-                let (c, r) = self.linear(p, side)?;
-                let (_, bound) = self.linear(q, side)?;
+                let (c, r) = self.linear(p, side, facts)?;
+                let (_, bound) = self.linear(q, side, facts)?;
                 if c <= 0 || !self.fixed(&r) {
                     return None;
                 }
                 side.push(div_floor(bin(BinOp::Sub, bound, r.clone()), c));
+                facts.push((e.clone(), (**p).clone()));
                 Some((c, r))
             }
             ExprKind::Select(cond, a, b) if !uses_var(cond) => {
-                let (ca, ra) = self.linear(a, side)?;
-                let (cb, rb) = self.linear(b, side)?;
+                let before = facts.len();
+                let (ca, ra) = self.linear(a, side, facts)?;
+                let (cb, rb) = self.linear(b, side, facts)?;
+                // A shifted split: `select(e >= n, min(n * v, e - n), n * v)`;
+                // `n * v <= e - n` with `v >= 0` makes `e >= n` hold.
+                if let ExprKind::Binary(BinOp::Ge, x, y) = &cond.kind {
+                    let gap = simplify(&bin(BinOp::Sub, (**x).clone(), (**y).clone()));
+                    let implied = facts[before..].iter().any(|(from, _)| {
+                        matches!(&from.kind, ExprKind::Binary(BinOp::Min, p, q)
+                            if simplify(q) == gap && self.scaled_var(p))
+                    });
+                    if implied && self.from_zero {
+                        facts.push((cond.as_ref().clone(), Expr::bool(true)));
+                    }
+                }
                 (ca == cb && simplify(&ra) == simplify(&rb)).then_some((ca, ra))
             }
             // Coordinates stay far from the limits of their types.
-            ExprKind::Cast(a) if e.ty.is_int() && a.ty.is_int() => self.linear(a, side),
+            ExprKind::Cast(a) if e.ty.is_int() && a.ty.is_int() => self.linear(a, side, facts),
             _ if !uses_var(e) => {
                 let known = !e.any(&mut |n| match &n.kind {
                     ExprKind::Loop(l) => self.inner.get(l).is_some_and(|b| b.is_none()),
@@ -138,6 +163,35 @@ impl Steady<'_> {
             }
             _ => None,
         }
+    }
+
+    /// True when `e` is `k * v` (`v` the partitioned loop, `k > 0`).
+    fn scaled_var(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Binary(BinOp::Mul, a, k)
+            if matches!(&a.kind, ExprKind::Loop(l) if l == self.var)
+                && k.as_int().is_some_and(|k| k > 0))
+    }
+
+    /// `e` with the steady state's facts applied, simplified as a bound.
+    fn settle(&self, e: &Expr) -> Expr {
+        simplify(&self.apply_facts(e))
+    }
+
+    /// `e` with the steady state's facts applied (exact: only a rewrite of
+    /// what the facts say and constant folding).
+    fn apply_facts(&self, e: &Expr) -> Expr {
+        let facts = self.facts.borrow();
+        if facts.is_empty() {
+            return e.clone();
+        }
+        let e = e.rewrite(&mut |n| {
+            facts
+                .iter()
+                .find(|(from, _)| *from == n)
+                .map(|(_, to)| to.clone())
+                .unwrap_or(n)
+        });
+        crate::analysis::simplify::fold_constants(&e)
     }
 
     /// True when `e` uses no loop inside the partitioned one.
@@ -169,10 +223,10 @@ impl Steady<'_> {
         else {
             return None;
         };
-        let mut side = Vec::new();
-        let (a, r) = self.linear(&substitute(coord, coords), &mut side)?;
-        let lo = self.linear(&substitute(min, coords), &mut side)?;
-        let n = self.linear(&substitute(extent, coords), &mut side)?;
+        let (mut side, mut facts) = (Vec::new(), Vec::new());
+        let (a, r) = self.linear(&substitute(coord, coords), &mut side, &mut facts)?;
+        let lo = self.linear(&substitute(min, coords), &mut side, &mut facts)?;
+        let n = self.linear(&substitute(extent, coords), &mut side, &mut facts)?;
         if a <= 0 || lo.0 != 0 || n.0 != 0 || !self.fixed(&lo.1) || !self.fixed(&n.1) {
             return None;
         }
@@ -188,6 +242,7 @@ impl Steady<'_> {
             a,
         );
         let last = side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b));
+        self.facts.borrow_mut().extend(facts);
         Some((first, last))
     }
 
@@ -197,14 +252,15 @@ impl Steady<'_> {
         let ExprKind::Binary(BinOp::Lt, p, q) = &c.kind else {
             return None;
         };
-        let mut side = Vec::new();
-        let (a, r) = self.linear(p, &mut side)?;
-        let (b, e) = self.linear(q, &mut side)?;
+        let (mut side, mut facts) = (Vec::new(), Vec::new());
+        let (a, r) = self.linear(p, &mut side, &mut facts)?;
+        let (b, e) = self.linear(q, &mut side, &mut facts)?;
         if a <= 0 || b != 0 || !self.fixed(&e) {
             return None;
         }
         let (_, r_max) = self.range(&r)?;
         let last = div_floor(bin(BinOp::Sub, bin(BinOp::Sub, e, r_max), i64c(1)), a);
+        self.facts.borrow_mut().extend(facts);
         Some(side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b)))
     }
 
@@ -252,10 +308,25 @@ impl Steady<'_> {
                 bind(&mut inner, coord, &value);
                 Stmt::LetCoord {
                     coord,
-                    value,
+                    value: self.settle(&value),
                     body: Box::new(self.strip(*body, &inner)),
                 }
             }
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                slab,
+                body,
+            } => Stmt::For {
+                var,
+                min: self.settle(&min),
+                max: self.settle(&max),
+                kind,
+                slab,
+                body: Box::new(self.strip(*body, coords)),
+            },
             Stmt::If { cond, body } => {
                 let kept: Vec<&Expr> = conjuncts(&cond)
                     .into_iter()
@@ -264,7 +335,7 @@ impl Steady<'_> {
                 let body = self.strip(*body, coords);
                 match kept
                     .into_iter()
-                    .cloned()
+                    .map(|c| self.settle(c))
                     .reduce(|a, b| bin(BinOp::And, a, b))
                 {
                     Some(cond) => Stmt::If {
@@ -293,8 +364,8 @@ impl Steady<'_> {
                 Stmt::Store {
                     func,
                     update,
-                    args: args.iter().map(unclamp).collect(),
-                    value: unclamp(&value),
+                    args: args.iter().map(|a| self.apply_facts(&unclamp(a))).collect(),
+                    value: self.apply_facts(&unclamp(&value)),
                 }
             }
             s => s.map_children(|c| self.strip(c, coords)),
@@ -376,18 +447,32 @@ fn loops_in(s: &Stmt, v: &LoopVar) -> HashMap<LoopVar, Option<Interval>> {
     loops
         .iter()
         .map(|&(var, min, max)| {
-            let upper = match &max.kind {
-                _ if fixed(max) => Some(max.clone()),
-                ExprKind::Binary(BinOp::Min, a, b) => {
-                    [a, b].into_iter().find(|e| fixed(e)).map(|e| (**e).clone())
-                }
-                _ => None,
-            };
+            let upper = upper_bound(max, &fixed);
             let lower = fixed(min).then(|| min.clone());
             let bounds = lower.zip(upper).map(|(lo, hi)| Interval::new(lo, hi));
             (var.clone(), bounds)
         })
         .collect()
+}
+
+/// An upper bound of `e` made of what `fixed` accepts: `min(15, ..)` is at
+/// most 15, `select(c, 15, min(15, ..))` too.
+fn upper_bound(e: &Expr, fixed: &dyn Fn(&Expr) -> bool) -> Option<Expr> {
+    match &e.kind {
+        _ if fixed(e) => Some(e.clone()),
+        ExprKind::Binary(BinOp::Min, a, b) => {
+            upper_bound(a, fixed).or_else(|| upper_bound(b, fixed))
+        }
+        ExprKind::Select(_, a, b) => {
+            let (a, b) = (upper_bound(a, fixed)?, upper_bound(b, fixed)?);
+            Some(if simplify(&a) == simplify(&b) {
+                a
+            } else {
+                bin(BinOp::Max, a, b)
+            })
+        }
+        _ => None,
+    }
 }
 
 fn split_loop(
@@ -415,6 +500,8 @@ fn split_loop(
         inner,
         lower: Vec::new(),
         upper: Vec::new(),
+        from_zero: min.as_int().is_some_and(|m| m >= 0),
+        facts: Default::default(),
     };
     steady.collect(&body, &Coords::default());
     if steady.lower.is_empty() && steady.upper.is_empty() {
