@@ -149,7 +149,7 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let manifest = format!(
-        "[package]\nname = \"random-compiled\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n[workspace]\n",
+        "[package]\nname = \"random-compiled\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n# The macro optimized (it expands every case), the kernels not.\n[profile.dev.build-override]\nopt-level = 2\n\n[workspace]\n",
         root.canonicalize().unwrap()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
