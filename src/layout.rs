@@ -55,6 +55,18 @@ pub(crate) fn offset_of<const N: usize>(rel: [usize; N], strides: &[usize; N]) -
     offset
 }
 
+/// [`offset_of`] for a layout whose dimension 0 has stride 1 (the caller
+/// knows it; `strides[0]` is not read), so that vector accesses at `c + k`
+/// share one address computation and differ by a constant displacement.
+#[inline(always)]
+pub(crate) fn dense_offset_of<const N: usize>(rel: [usize; N], strides: &[usize; N]) -> usize {
+    let mut offset = rel[0];
+    for d in 1..N {
+        offset = offset.wrapping_add(rel[d].wrapping_mul(strides[d]));
+    }
+    offset
+}
+
 /// Whether the global coordinate `c` lies inside the box at `origin` of `shape`.
 ///
 /// Exact for every input: the difference is taken in `i128`.

@@ -17,7 +17,9 @@ use core::marker::PhantomData;
 use crate::buffer::{check_length, Buffer};
 use crate::element::Element;
 use crate::error::Error;
-use crate::layout::{check_in_range, contains_coord, crop_offset, dense_strides, offset_of};
+use crate::layout::{
+    check_in_range, contains_coord, crop_offset, dense_offset_of, dense_strides, offset_of,
+};
 use crate::region::Region;
 
 /// Anything a pipeline can read as an `N`-dimensional image of `T`.
@@ -246,7 +248,7 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
             W <= 1 || self.strides[0] == 1,
             "vector load from a strided view"
         );
-        let base = self.lanes_from(&c, 1, W);
+        let base = self.dense_lanes_from(&c, W);
         // SAFETY: the `W` lanes are consecutive elements inside the view.
         unsafe { core::ptr::read_unaligned(self.ptr.add(base) as *const [T; W]) }
     }
@@ -281,6 +283,21 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         );
         let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
         offset_of(rel, &self.strides)
+    }
+
+    /// [`View::lanes_from`] with step 1 on a view whose dimension 0 is dense.
+    #[inline(always)]
+    #[track_caller]
+    fn dense_lanes_from(&self, c: &[i64; N], w: usize) -> usize {
+        debug_assert!(
+            w == 0
+                || (contains_coord(c, &self.origin, &self.shape)
+                    && contains_coord(&last_lane(*c, 1, w), &self.origin, &self.shape)),
+            "lanes from {c:?} are not all inside the view's region {}",
+            self.region()
+        );
+        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
+        dense_offset_of(rel, &self.strides)
     }
 
     /// Copies the view into a new dense buffer of the same shape (its coordinates

@@ -17,8 +17,8 @@ use crate::buffer::check_length;
 use crate::element::Element;
 use crate::error::Error;
 use crate::layout::{
-    check_in_range, check_injective, contains_coord, crop_offset, dense_strides, for_each_coord,
-    offset_of,
+    check_in_range, check_injective, contains_coord, crop_offset, dense_offset_of, dense_strides,
+    for_each_coord, offset_of,
 };
 use crate::region::Region;
 use crate::view::{outside_view, AsView, View};
@@ -298,20 +298,26 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
             "lanes from {c:?} are not all inside the view's region {}",
             self.region()
         );
-        self.unchecked_offset(c)
+        dense_offset_of(self.unchecked_rel(c), &self.strides)
     }
 
     /// The offset of global coordinate `c`, checked in debug builds only.
     #[inline(always)]
     #[track_caller]
     fn unchecked_offset(&self, c: &[i64; N]) -> usize {
+        offset_of(self.unchecked_rel(c), &self.strides)
+    }
+
+    /// `c` relative to the view's origin, checked in debug builds only.
+    #[inline(always)]
+    #[track_caller]
+    fn unchecked_rel(&self, c: &[i64; N]) -> [usize; N] {
         debug_assert!(
             contains_coord(c, &self.origin, &self.shape),
             "coordinate {c:?} is outside the view's region {}",
             self.region()
         );
-        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
-        offset_of(rel, &self.strides)
+        core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize)
     }
 
     /// The offset of global coordinate `c`, panicking unless it is inside the view.

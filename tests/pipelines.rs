@@ -103,6 +103,33 @@ differential!(
 );
 
 pipeline! {
+    /// Loads at fixed coordinates in a vectorized loop: those evaluated in
+    /// every iteration move out of the loop; those under a select or a
+    /// `constant` boundary condition (which may lie outside the input) stay.
+    fn fixed_taps(input: Image<u16, 2>) -> Image<u32, 2> {
+        let e = input.clamp_edge();
+        let c = input.constant(3);
+        lut(i) = e(i, 0) as u32 * 2 + 1;
+        out(x, y) = lut(2) * e(x, y) as u32 + lut(0) * e(x + 1, y) as u32
+            + c(-1, 1) as u32 + c(0, 0) as u32
+            + select(x > 2, input(0, 0) as u32, c(x, 5) as u32);
+        out
+    }
+
+    schedule fixed_taps {
+        out.vectorize(x, 8);
+        lut.compute_root();
+    }
+}
+differential!(
+    fixed_coordinate_loads_move_out_of_loops_only_when_always_evaluated,
+    fixed_taps,
+    u16,
+    u32,
+    |s| s as u16
+);
+
+pipeline! {
     /// A stencil without a boundary condition: needs a padded input.
     fn unpadded(input: Image<u16, 2>) -> Image<u32, 2> {
         out(x, y) = sum((-1..=1, -2..=2), |(i, j)| input(x + i, y + j) as u32);

@@ -105,6 +105,9 @@ pub(super) struct Gen<'a> {
     pub(super) folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
     /// The funcs whose stage is being generated (innermost last).
     open_stages: std::cell::RefCell<Vec<FuncId>>,
+    /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
+    /// and the local each one was bound to.
+    hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -341,6 +344,10 @@ impl Gen<'_> {
                     MathFn::Trunc => quote!(<#ty>::trunc(#x)),
                 }
             }
+            ExprKind::Load { .. } if self.hoisted.borrow().contains_key(&(e as *const Expr)) => {
+                let id = &self.hoisted.borrow()[&(e as *const Expr)];
+                quote!(#id)
+            }
             ExprKind::Load { source, args, .. } => {
                 let of = match source {
                     Source::Func(g) => Some(*g),
@@ -433,6 +440,11 @@ impl Gen<'_> {
                 kind,
             } => {
                 let id = loop_ident(var);
+                let hoists = if slab.is_none() && *kind == LoopKind::Serial {
+                    self.hoist_loads(body)
+                } else {
+                    Vec::new()
+                };
                 // Values bound inside the loop are not readable after it.
                 let scope = self.readable.borrow().len();
                 let inner = self.stmt(body);
@@ -471,6 +483,17 @@ impl Gen<'_> {
                             }
                         }
                     }
+                    // Loads that do not vary are done once, when the loop
+                    // runs at all.
+                    None if !hoists.is_empty() => quote! {
+                        let (__lo, __hi): (i64, i64) = (#lo, #hi);
+                        if __lo <= __hi {
+                            #(#hoists)*
+                            for #id in __lo..__hi + 1 {
+                                #inner
+                            }
+                        }
+                    },
                     // Unrolled loops are left to the compiler, whose
                     // unroller sees their constant extent.
                     None => quote! {
@@ -549,6 +572,82 @@ impl Gen<'_> {
         }
     }
 
+    /// Binds, before serial loop `body` runs, each load in it whose
+    /// coordinates do not vary (constants, parameters, symbols bound outside
+    /// it) from a buffer it does not write, and which every iteration
+    /// evaluates: `weight(-3)` in a convolution's taps. LLVM cannot move
+    /// such a load out of the loop itself, as it cannot tell that the
+    /// loop's stores (through other views' raw pointers) leave it unchanged.
+    /// The caller runs the bindings only when the loop runs at least once,
+    /// so they read only what the loop would have read.
+    fn hoist_loads(&self, body: &Stmt) -> Vec<TokenStream> {
+        let mut written = Vec::new();
+        funcs_written(body, &mut written);
+        let mut found: Vec<&Expr> = Vec::new();
+        each_unguarded_expr(body, &mut |e| {
+            self.take_invariant_loads(e, &written, &mut found)
+        });
+        let mut binds = Vec::new();
+        let mut bound: Vec<(&Expr, Ident)> = Vec::new();
+        for load in found {
+            if let Some((_, id)) = bound.iter().find(|(l, _)| *l == load) {
+                self.hoisted.borrow_mut().insert(load, id.clone());
+                continue;
+            }
+            let id = format_ident!("__h{}", self.hoisted.borrow().len());
+            let (ty, v) = (rust_type(load.ty), self.expr(load, None, None));
+            binds.push(quote!(let #id: #ty = #v;));
+            self.hoisted.borrow_mut().insert(load, id.clone());
+            bound.push((load, id));
+        }
+        binds
+    }
+
+    /// Adds to `found` the loads in `e`, evaluated whenever `e` is, that
+    /// [`Gen::hoist_loads`] can move out of the loop.
+    fn take_invariant_loads<'e>(&self, e: &'e Expr, written: &[FuncId], found: &mut Vec<&'e Expr>) {
+        match &e.kind {
+            ExprKind::Load { source, args, .. } => {
+                let readable = match source {
+                    Source::Input(_) => true,
+                    Source::Func(g) => {
+                        !written.contains(g)
+                            && self.readable.borrow().contains(&format_ident!("__r{}", g))
+                    }
+                };
+                let fixed = args.iter().all(|a| {
+                    !a.any(&mut |n| match &n.kind {
+                        ExprKind::Sym(k) => {
+                            !self.readable.borrow().contains(&format_ident!("__q{}", k))
+                        }
+                        ExprKind::Var(_)
+                        | ExprKind::RVar(_)
+                        | ExprKind::Loop(_)
+                        | ExprKind::LetVar(_)
+                        | ExprKind::Let { .. }
+                        | ExprKind::Load { .. } => true,
+                        _ => false,
+                    })
+                });
+                if readable && fixed && !self.hoisted.borrow().contains_key(&(e as *const Expr)) {
+                    found.push(e);
+                } else {
+                    args.iter()
+                        .for_each(|a| self.take_invariant_loads(a, written, found));
+                }
+            }
+            // Only the condition of a select, and the left operand of a
+            // short-circuit operator, are evaluated every time.
+            ExprKind::Select(c, _, _) => self.take_invariant_loads(c, written, found),
+            ExprKind::Binary(BinOp::And | BinOp::Or, a, _) if a.ty == Type::Bool => {
+                self.take_invariant_loads(a, written, found)
+            }
+            _ => vector::children(e)
+                .into_iter()
+                .for_each(|c| self.take_invariant_loads(c, written, found)),
+        }
+    }
+
     /// A statement of a block: stages of a func with a buffer of its own get
     /// its writer view around them and refresh its reader view after them.
     fn stage(&self, s: &Stmt) -> TokenStream {
@@ -597,6 +696,44 @@ impl Gen<'_> {
     }
 }
 
+/// The funcs that `s` stores to or allocates.
+fn funcs_written(s: &Stmt, out: &mut Vec<FuncId>) {
+    match s {
+        Stmt::Store { func, .. } => out.push(*func),
+        Stmt::Allocate { func, body, .. } => {
+            out.push(*func);
+            funcs_written(body, out);
+        }
+        Stmt::For { body, .. }
+        | Stmt::LetSym { body, .. }
+        | Stmt::LetCoord { body, .. }
+        | Stmt::If { body, .. } => funcs_written(body, out),
+        Stmt::Block(stmts) => stmts.iter().for_each(|s| funcs_written(s, out)),
+        Stmt::CopyToOutput { .. } => {}
+    }
+}
+
+/// Calls `f` on every expression of `s` that each execution of `s`
+/// evaluates: not those under a condition, nor in a loop that may run no
+/// iteration (only loops of constant extent are entered).
+fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
+    match s {
+        Stmt::Allocate { body, .. } => each_unguarded_expr(body, f),
+        Stmt::LetSym { value, body, .. } | Stmt::LetCoord { value, body, .. } => {
+            f(value);
+            each_unguarded_expr(body, f);
+        }
+        Stmt::Block(stmts) => stmts.iter().for_each(|s| each_unguarded_expr(s, f)),
+        Stmt::For { min, max, body, .. } => {
+            if matches!((min.as_int(), max.as_int()), (Some(lo), Some(hi)) if lo <= hi) {
+                each_unguarded_expr(body, f);
+            }
+        }
+        Stmt::Store { args, value, .. } => args.iter().chain([value]).for_each(f),
+        Stmt::If { .. } | Stmt::CopyToOutput { .. } => {}
+    }
+}
+
 /// Generates the entry function and its module for one pipeline.
 pub fn generate(input: &Input) -> TokenStream {
     let p = input.pipeline;
@@ -621,6 +758,7 @@ pub fn generate(input: &Input) -> TokenStream {
         origins: Default::default(),
         folds: Default::default(),
         open_stages: Default::default(),
+        hoisted: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

@@ -241,7 +241,7 @@ impl Lanes<'_, '_> {
         let w = self.lanes_lit();
         let writer = self.g.writer(func);
         if dense {
-            let c = lane0(&ramps, &fold);
+            let c = self.lane0(args, &ramps, &fold);
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
             return Ok(quote! {{
@@ -443,11 +443,11 @@ impl Lanes<'_, '_> {
             // view, and the load is evaluated in every lane.
             let vector = match &ramps[0] {
                 Some((_, 1)) if rest_uniform => {
-                    let c = lane0(&ramps, &fold);
+                    let c = self.lane0(args, &ramps, &fold);
                     Some(quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } }))
                 }
                 Some((_, s)) if *s != 0 && rest_uniform && !own => {
-                    let c = lane0(&ramps, &fold);
+                    let c = self.lane0(args, &ramps, &fold);
                     let s = Literal::i64_suffixed(*s as i64);
                     Some(quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } }))
                 }
@@ -472,6 +472,80 @@ impl Lanes<'_, '_> {
             .collect::<R<Vec<TokenStream>>>()?;
         Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.load(__c) } }))
     }
+
+    /// `[i64; N]` of lane 0 of coordinates `args` that are ramps (folded
+    /// dimensions wrap).
+    fn lane0(
+        &self,
+        args: &[Expr],
+        ramps: &[Option<(TokenStream, i128)>],
+        fold: &dyn Fn(usize) -> Option<i64>,
+    ) -> TokenStream {
+        let c = args.iter().zip(ramps).enumerate().map(|(d, (a, r))| {
+            let (base, _) = r
+                .as_ref()
+                .expect("coordinates of a vector access are ramps");
+            let c = match crate::deep(|| self.wide(a)) {
+                Some((w, _)) => w,
+                None => quote!((#base) as i64),
+            };
+            wrap_fold(c, fold(d))
+        });
+        quote!([#(#c),*])
+    }
+
+    /// Lane 0 of coordinate `e` computed in `i64` where it cannot wrap, and a
+    /// bound `b` on every intermediate (`|v| < 2^b`), when `e` is sums,
+    /// differences and constant multiples of 32-bit leaves that cannot
+    /// overflow `i64`. That is `e`'s mathematical value, which equals its
+    /// `i32` value wherever the access is in range (bounds inference proves
+    /// the mathematical value inside the buffer). The point: `x + 1`,
+    /// `x + 2`, ... then differ by constants, and the loads at them share one
+    /// address computation instead of one sign extension each.
+    fn wide(&self, e: &Expr) -> Option<(TokenStream, u32)> {
+        const MAX_BITS: u32 = 62;
+        if !e.ty.is_int() || e.ty.bits() > 32 {
+            return None;
+        }
+        let (f, k) = self.stage.get();
+        let leaf = |code: TokenStream| Some((quote!(((#code) as i64)), e.ty.bits()));
+        let coord = |c: Coord| match self.coords.borrow().get(&c)? {
+            Lane::Uni(t) | Lane::Ramp(t, _) => leaf(t.clone()),
+            Lane::Array(_) => None,
+        };
+        let out = match &e.kind {
+            ExprKind::Int(v) => {
+                let v = i64::try_from(*v).ok()?;
+                let lit = Literal::i64_suffixed(v);
+                Some((quote!(#lit), 65 - v.unsigned_abs().leading_zeros()))
+            }
+            ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
+            ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
+            ExprKind::Unary(UnOp::Neg, a) => {
+                let (a, b) = self.wide(a)?;
+                Some((quote!((#a).wrapping_neg()), b))
+            }
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let ((x, bx), (y, by)) = (self.wide(a)?, self.wide(b)?);
+                let bits = bx.max(by) + 1;
+                Some(if *op == BinOp::Add {
+                    (quote!((#x).wrapping_add(#y)), bits)
+                } else {
+                    (quote!((#x).wrapping_sub(#y)), bits)
+                })
+            }
+            ExprKind::Binary(BinOp::Mul, a, b) => {
+                let ((x, bx), (y, by)) = (self.wide(a)?, self.wide(b)?);
+                if a.as_int().is_none() && b.as_int().is_none() {
+                    return None;
+                }
+                Some((quote!((#x).wrapping_mul(#y)), bx + by))
+            }
+            _ if self.is_uniform(e) => leaf(self.g.expr(e, f, k)),
+            _ => None,
+        };
+        out.filter(|(_, bits)| *bits <= MAX_BITS)
+    }
 }
 
 /// Lane `__i` of the ramp `base + i * stride` of type `t`.
@@ -482,21 +556,6 @@ fn ramp_lane(base: &TokenStream, stride: i128, t: Type) -> TokenStream {
     }
     let s = int_lit(t, t.wrap(stride));
     quote!((#base).wrapping_add((__i as #ty).wrapping_mul(#s)))
-}
-
-/// `[i64; N]` of lane 0 of coordinates that are ramps (folded dimensions
-/// wrap).
-fn lane0(
-    ramps: &[Option<(TokenStream, i128)>],
-    fold: &dyn Fn(usize) -> Option<i64>,
-) -> TokenStream {
-    let c = ramps.iter().enumerate().map(|(d, r)| {
-        let (base, _) = r
-            .as_ref()
-            .expect("coordinates of a vector access are ramps");
-        wrap_fold(quote!((#base) as i64), fold(d))
-    });
-    quote!([#(#c),*])
 }
 
 /// A coordinate `c` (i64) of a folded dimension wraps into the fold.
@@ -511,7 +570,7 @@ fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
 }
 
 /// The direct children of `e`, in [`Expr::for_each_child`] order.
-fn children(e: &Expr) -> Vec<&Expr> {
+pub(super) fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => vec![a],
         ExprKind::Binary(_, a, b) => vec![a, b],
