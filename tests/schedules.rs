@@ -171,6 +171,42 @@ fn schedule_text_shows_the_directives_that_ran() {
     assert!(tiled::LOWERED.contains("for out.xi"), "{}", tiled::LOWERED);
 }
 
+#[test]
+fn only_loops_whose_iterations_clamp_are_partitioned() {
+    pipeline! {
+        fn box2(input: Image<u16, 2>) -> Image<u16, 2> {
+            let e = input.clamp_edge();
+            out(x, y) = e(x - 1, y - 1) + e(x + 1, y + 1);
+            out
+        }
+        schedule box2 {
+            out.vectorize(x, 8);
+        }
+    }
+    // The columns' loop splits into left edge, interior and right edge; the
+    // rows' clamp does not vary inside a row, so the rows' loop stays whole
+    // (partitioning it would copy the columns' three loops twice more).
+    let lowered = box2::LOWERED;
+    assert_eq!(lowered.matches("for out.y ").count(), 1, "{lowered}");
+    assert_eq!(lowered.matches("for out.x ").count(), 3, "{lowered}");
+    assert!(
+        lowered.contains("input((x - 1), clamp_edge((y - 1)))"),
+        "the interior keeps only the rows' clamp:\n{lowered}"
+    );
+    let input = Buffer::<u16, 2>::from_fn([21, 4], |c| (c[0] * 7 + c[1] * 3) as u16);
+    for_each_isa(|isa| {
+        let mut out = Buffer::<u16, 2>::new([21, 4]);
+        box2(&input, &mut out).unwrap();
+        let want = Buffer::<u16, 2>::from_fn([21, 4], |c| {
+            let at =
+                |x: i64, y: i64| input.as_slice()[(x.clamp(0, 20) + 21 * y.clamp(0, 3)) as usize];
+            let (x, y) = (c[0] as i64, c[1] as i64);
+            at(x - 1, y - 1) + at(x + 1, y + 1)
+        });
+        assert_eq!(out.as_slice(), want.as_slice(), "{isa}");
+    });
+}
+
 blur_with_schedule!(full_fusion_by_compute_at_every_pixel, {
     blur_x.compute_at(out, x);
 });

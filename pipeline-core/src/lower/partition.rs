@@ -16,6 +16,13 @@
 //!      for x in max(1, w-1)..=w-1 { ..clamped.. }
 //! ```
 //!
+//! Only conditions that vary with the innermost loop around them count: a
+//! row's clamp inside the loop over its columns is computed once per row
+//! (and is a uniform value in vector code), so partitioning the rows on it
+//! would buy nothing and copy every loop inside (with clamps in every
+//! dimension, 3^depth copies of the innermost loop: the unsharp mask's
+//! kernels were 9 times larger).
+//!
 //! Only serial and vectorized loops are partitioned: parallel loops keep one
 //! range per slab, unrolled loops have constant extents. Loops are
 //! partitioned outermost first: a condition on the coordinate `a * v + r`
@@ -264,31 +271,67 @@ impl Steady<'_> {
         Some(side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b)))
     }
 
+    /// [`Steady::boundary`] for a boundary condition that varies with the
+    /// innermost loop around it, `innermost`. One that does not (a row's
+    /// clamp inside the loop over its columns) costs nothing per iteration
+    /// once the compiler moves it out of that loop, and vector code keeps it
+    /// as a uniform value; partitioning on it would only copy the loops
+    /// inside (3^depth copies of the innermost loop for clamps on every
+    /// dimension) for no speed.
+    fn droppable_boundary(
+        &self,
+        b: &Expr,
+        coords: &Coords,
+        innermost: &LoopVar,
+    ) -> Option<(Expr, Expr)> {
+        let ExprKind::Boundary { coord, .. } = &b.kind else {
+            return None;
+        };
+        if !uses_loop(&substitute(coord, coords), innermost) {
+            return None;
+        }
+        self.boundary(b, coords)
+    }
+
+    /// [`Steady::guard`] for a guard that varies with the innermost loop
+    /// around it (see [`Steady::droppable_boundary`]).
+    fn droppable_guard(&self, c: &Expr, coords: &Coords, innermost: &LoopVar) -> Option<Expr> {
+        if !uses_loop(&substitute(c, coords), innermost) {
+            return None;
+        }
+        self.guard(c)
+    }
+
     /// Collects the steady-state bounds every boundary condition and guard of
     /// `s` allows.
-    fn collect(&mut self, s: &Stmt, coords: &Coords) {
+    /// `innermost`: the innermost loop around `s` (the partitioned one at
+    /// first).
+    fn collect(&mut self, s: &Stmt, coords: &Coords, innermost: &LoopVar) {
         match s {
-            Stmt::For { body, .. } | Stmt::Allocate { body, .. } | Stmt::LetSym { body, .. } => {
-                self.collect(body, coords)
+            Stmt::For { var, body, .. } => self.collect(body, coords, var),
+            Stmt::Allocate { body, .. } | Stmt::LetSym { body, .. } => {
+                self.collect(body, coords, innermost)
             }
             Stmt::LetCoord { coord, value, body } => {
                 let mut inner = coords.clone();
                 bind(&mut inner, *coord, value);
-                self.collect(body, &inner);
+                self.collect(body, &inner, innermost);
             }
             Stmt::If { cond, body } => {
                 for c in conjuncts(cond) {
-                    if let Some(last) = self.guard(c) {
+                    if let Some(last) = self.droppable_guard(c, coords, innermost) {
                         self.upper.push(last);
                     }
                 }
-                self.collect(body, coords);
+                self.collect(body, coords, innermost);
             }
-            Stmt::Block(stmts) => stmts.iter().for_each(|s| self.collect(s, coords)),
+            Stmt::Block(stmts) => stmts
+                .iter()
+                .for_each(|s| self.collect(s, coords, innermost)),
             Stmt::Store { args, value, .. } => {
                 for e in args.iter().chain([value]) {
                     e.visit(&mut |n| {
-                        if let Some((first, last)) = self.boundary(n, coords) {
+                        if let Some((first, last)) = self.droppable_boundary(n, coords, innermost) {
                             self.lower.push(first);
                             self.upper.push(last);
                         }
@@ -301,7 +344,7 @@ impl Steady<'_> {
 
     /// The body of the steady state: without the boundary conditions and
     /// guards [`Steady::collect`] accounted for.
-    fn strip(&self, s: Stmt, coords: &Coords) -> Stmt {
+    fn strip(&self, s: Stmt, coords: &Coords, innermost: &LoopVar) -> Stmt {
         match s {
             Stmt::LetCoord { coord, value, body } => {
                 let mut inner = coords.clone();
@@ -309,7 +352,7 @@ impl Steady<'_> {
                 Stmt::LetCoord {
                     coord,
                     value: self.settle(&value),
-                    body: Box::new(self.strip(*body, &inner)),
+                    body: Box::new(self.strip(*body, &inner, innermost)),
                 }
             }
             Stmt::For {
@@ -319,20 +362,23 @@ impl Steady<'_> {
                 kind,
                 slab,
                 body,
-            } => Stmt::For {
-                var,
-                min: self.settle(&min),
-                max: self.settle(&max),
-                kind,
-                slab,
-                body: Box::new(self.strip(*body, coords)),
-            },
+            } => {
+                let body = Box::new(self.strip(*body, coords, &var));
+                Stmt::For {
+                    var,
+                    min: self.settle(&min),
+                    max: self.settle(&max),
+                    kind,
+                    slab,
+                    body,
+                }
+            }
             Stmt::If { cond, body } => {
                 let kept: Vec<&Expr> = conjuncts(&cond)
                     .into_iter()
-                    .filter(|c| self.guard(c).is_none())
+                    .filter(|c| self.droppable_guard(c, coords, innermost).is_none())
                     .collect();
-                let body = self.strip(*body, coords);
+                let body = self.strip(*body, coords, innermost);
                 match kept
                     .into_iter()
                     .map(|c| self.settle(c))
@@ -353,7 +399,7 @@ impl Steady<'_> {
             } => {
                 let unclamp = |e: &Expr| {
                     e.rewrite(&mut |n| {
-                        if self.boundary(&n, coords).is_some() {
+                        if self.droppable_boundary(&n, coords, innermost).is_some() {
                             if let ExprKind::Boundary { coord, .. } = n.kind {
                                 return *coord;
                             }
@@ -368,9 +414,13 @@ impl Steady<'_> {
                     value: self.apply_facts(&unclamp(&value)),
                 }
             }
-            s => s.map_children(|c| self.strip(c, coords)),
+            s => s.map_children(|c| self.strip(c, coords, innermost)),
         }
     }
+}
+
+fn uses_loop(e: &Expr, v: &LoopVar) -> bool {
+    e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v))
 }
 
 fn bind(coords: &mut Coords, c: Coord, value: &Expr) {
@@ -503,7 +553,7 @@ fn split_loop(
         from_zero: min.as_int().is_some_and(|m| m >= 0),
         facts: Default::default(),
     };
-    steady.collect(&body, &Coords::default());
+    steady.collect(&body, &Coords::default(), &var);
     if steady.lower.is_empty() && steady.upper.is_empty() {
         return whole(min, max, body);
     }
@@ -529,7 +579,7 @@ fn split_loop(
         .cloned()
         .fold(max.clone(), |a, b| bin(BinOp::Min, a, b));
     let (first, last) = (simplify(&first), simplify(&last));
-    let stripped = steady.strip(body.clone(), &Coords::default());
+    let stripped = steady.strip(body.clone(), &Coords::default(), &var);
     // Before the steady state, the steady state, after it: each iteration
     // exactly once whether or not the steady state is empty.
     let before = whole(
