@@ -3,7 +3,7 @@
 
 Run from anywhere in the repository:
 
-    python3 benches/halide/compare.py [--runs N] [--only NAME ...]
+    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...]
 
 NAME is one of blur3x3_u16, gauss5x5_u8, harris_f32, unsharp_f32 (default: all).
 
@@ -27,10 +27,17 @@ What it does, in one run:
    (exp(-1/4.5)); so the unsharp mask is also checked against a strict_float
    build whose seven Gaussian taps come from libm's expf.
    The script exits with status 2 when a check finds a difference.
-5. Prints a markdown table: ours / Halide, and for the blur the bound that the
-   measured memory bandwidth sets for the bytes it must read and write.
-6. Runs our bench again at each instruction-set level (PIPELINE_ISA=scalar,
-   sse4.1, avx2, avx512) and prints our times per level against the scalar kernels.
+5. Times both sides in R rounds (default 5), alternating: in each round our
+   bench runs every pipeline (median of N runs each), then Halide runs each
+   (median of N). A shared machine's speed drifts over seconds, so each
+   round's ratio compares runs a few seconds apart; the table reports the
+   median over rounds of each side's time and of the per-round ratio, with the
+   range of the per-round ratios to show the noise. For the blur it also gives
+   the bound that the measured memory bandwidth sets for the bytes it must
+   read and write.
+6. Runs our bench at each instruction-set level (PIPELINE_ISA=scalar, sse4.1,
+   avx2, avx512), the four levels in turn in each of R rounds, and prints the
+   median time per level and the median per-round speed-up over scalar.
 
 Both sides use the same number of threads: every core this process may run on
 (RAYON_NUM_THREADS and HL_NUM_THREADS are set to it).
@@ -332,17 +339,18 @@ def time_ms(fn, runs):
     return median(ms), min(ms)
 
 
-def run_ours(names, runs, threads, isa=None):
+def run_ours(names, runs, threads, dump=True, isa=None):
     """Runs the Rust bench; returns ({name: (size, median, min)}, bandwidth GB/s).
 
-    With `isa`, the kernels run at that instruction-set level (PIPELINE_ISA)
-    and nothing is dumped."""
+    With `dump`, the bench writes its outputs to DUMP. With `isa`, the kernels
+    run at that instruction-set level (PIPELINE_ISA), else at the best."""
     env = dict(os.environ)
     env.update(HALIDE_COMPARE_RUNS=str(runs), RAYON_NUM_THREADS=str(threads))
-    if isa is None:
+    env.pop("HALIDE_COMPARE_DUMP", None)
+    env.pop("PIPELINE_ISA", None)
+    if dump:
         env["HALIDE_COMPARE_DUMP"] = str(DUMP)
-        env.pop("PIPELINE_ISA", None)
-    else:
+    if isa is not None:
         env["PIPELINE_ISA"] = isa
     cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
     print(f"$ {' '.join(cmd)}", file=sys.stderr, flush=True)
@@ -389,7 +397,8 @@ def compare(np, ours, theirs, dtype):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10, help="timed runs per pipeline and side (median reported; default 10)")
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per pipeline, side and round (median taken; default 10)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds that alternate our runs and Halide's (default 5)")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"run only this pipeline (repeatable): {', '.join(NAMES)}")
     args = parser.parse_args()
     names = args.only or NAMES
@@ -419,7 +428,7 @@ def main():
     # 2. Halide, one pipeline at a time.
     target = hl.get_jit_target_from_environment()
     strict = target.with_feature(hl.TargetFeature.StrictFloat)
-    theirs, checks, compile_s = {}, {}, {}
+    theirs, checks, compile_s, timed = {}, {}, {}, {}
     for name in names:
         build, in_shape, out_shape, dtype = CASES[name]
         dtype = np.dtype(dtype)
@@ -461,11 +470,26 @@ def main():
         else:
             pipe, compile_s[name], same = realize_once("timed Halide build", target)
             checks[name] = (same, "Halide")
-        median_ms, min_ms = time_ms(lambda: pipe.realize(out_buf, target), args.runs)
-        theirs[name] = (median_ms, min_ms, notes)
-        print(f"halide {name}: median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
+        # hl.Buffer borrows numpy's memory: the arrays must outlive the rounds.
+        timed[name] = (lambda pipe=pipe, out_buf=out_buf, keep=(data, in_buf, result): pipe.realize(out_buf, target))
+        theirs[name] = notes
 
-    # 3. The table.
+    # 3. Rounds: ours, then Halide, R times (the first round of ours ran above).
+    rounds = max(args.rounds, 1)
+    our_ms = {name: [ours[name][1]] for name in names}
+    their_ms = {name: [] for name in names}
+    for r in range(rounds):
+        if r > 0:
+            again, bw = run_ours(names, args.runs, threads, dump=False)
+            bandwidth = max(bandwidth, bw)
+            for name in names:
+                our_ms[name].append(again[name][1])
+        for name in names:
+            median_ms, min_ms = time_ms(timed[name], args.runs)
+            their_ms[name].append(median_ms)
+            print(f"halide {name} (round {r + 1}): median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
+
+    # 4. The table.
     cpu = "unknown CPU"
     try:
         for line in open("/proc/cpuinfo"):
@@ -475,43 +499,60 @@ def main():
     except OSError:
         pass
     print()
-    print(f"Halide {version('halide')} (JIT target {target}), {cpu}, {threads} threads on both sides, median of {args.runs} runs.")
+    print(
+        f"Halide {version('halide')} (JIT target {target}), {cpu}, {threads} threads on both sides; "
+        f"{rounds} rounds alternating the two sides, each the median of {args.runs} runs; medians over rounds."
+    )
     print(f"Memory bandwidth (fastest parallel copy of 6400x4800 u16, bytes read + written): {bandwidth:.2f} GB/s.")
     print()
-    print("| algorithm | size | ours ms | Halide ms | ours/Halide | bandwidth bound ms | ours/bound | Halide/bound | outputs |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| algorithm | size | ours ms | Halide ms | ours/Halide | range over rounds | bandwidth bound ms | ours/bound | Halide/bound | outputs |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---|")
     for name in names:
-        size, our_ms, _ = ours[name]
-        their_ms, _, _ = theirs[name]
+        size = ours[name][0]
+        ratios = [o / t for o, t in zip(our_ms[name], their_ms[name])]
+        ratio, spread = median(ratios), f"{min(ratios):.2f}-{max(ratios):.2f}"
+        ours_med, theirs_med = median(our_ms[name]), median(their_ms[name])
         bound = ours_bound = halide_bound = ""
         if name == "blur3x3_u16":
             w, h = (int(v) for v in size.split("x"))
             bytes_moved = 2 * w * h * 2  # read the u16 input once, write the u16 output once
             bound_ms = bytes_moved / (bandwidth * 1e9) * 1e3
             bound = f"{bound_ms:.2f}"
-            ours_bound = f"{our_ms / bound_ms:.2f}"
-            halide_bound = f"{their_ms / bound_ms:.2f}"
+            ours_bound = f"{ours_med / bound_ms:.2f}"
+            halide_bound = f"{theirs_med / bound_ms:.2f}"
         same, label = checks[name]
         status = f"identical to {label}" if same else f"DIFFER from {label} (see below)"
         print(
-            f"| {name} | {size} | {our_ms:.2f} | {their_ms:.2f} | {our_ms / their_ms:.2f} | {bound} | {ours_bound} | {halide_bound} | {status} |"
+            f"| {name} | {size} | {ours_med:.2f} | {theirs_med:.2f} | {ratio:.2f} | {spread} | {bound} | {ours_bound} | {halide_bound} | {status} |"
         )
     print()
     for name in names:
-        print(f"- {name}: Halide JIT compile {compile_s[name]:.2f} s; " + "; ".join(theirs[name][2]))
+        print(f"- {name}: Halide JIT compile {compile_s[name]:.2f} s; " + "; ".join(theirs[name]))
 
-    # 4. Ours at each instruction-set level (levels above the processor's run
-    # as its best), against the scalar kernels.
+    # 5. Ours at each instruction-set level (levels above the processor's run
+    # as its best), against the scalar kernels, the levels in turn per round.
     levels = ["scalar", "sse4.1", "avx2", "avx512"]
-    per_level = {isa: run_ours(names, args.runs, threads, isa)[0] for isa in levels}
+    per_level = {isa: {name: [] for name in names} for isa in levels}
+    for _ in range(rounds):
+        for isa in levels:
+            results = run_ours(names, args.runs, threads, dump=False, isa=isa)[0]
+            for name in names:
+                per_level[isa][name].append(results[name][1])
     print()
-    print(f"Ours per instruction-set level (PIPELINE_ISA), {threads} threads, median of {args.runs} runs, ms (speed-up over scalar):")
+    print(
+        f"Ours per instruction-set level (PIPELINE_ISA), {threads} threads, {rounds} rounds of the four levels in turn, "
+        f"each the median of {args.runs} runs; ms and speed-up over scalar, medians over rounds:"
+    )
     print()
     print("| algorithm | " + " | ".join(levels) + " |")
     print("|---|" + "---:|" * len(levels))
     for name in names:
-        scalar_ms = per_level["scalar"][name][1]
-        cells = [f"{per_level[isa][name][1]:.2f} ({scalar_ms / per_level[isa][name][1]:.2f}x)" for isa in levels]
+        scalar = per_level["scalar"][name]
+        cells = []
+        for isa in levels:
+            times = per_level[isa][name]
+            speedup = median([s / t for s, t in zip(scalar, times)])
+            cells.append(f"{median(times):.2f} ({speedup:.2f}x)")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
     if not all(same for same, _ in checks.values()):

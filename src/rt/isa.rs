@@ -62,10 +62,16 @@ impl Isa {
 fn detected() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+        // The AVX-512 kernels enable AVX2 and FMA too (and may run the
+        // AVX2 kernel): every level implies the one below.
+        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+        if avx2
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+        {
             return Isa::Avx512;
         }
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        if avx2 {
             return Isa::Avx2;
         }
         if std::is_x86_feature_detected!("sse4.1") {

@@ -108,6 +108,8 @@ pub(super) struct Gen<'a> {
     /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
     /// and the local each one was bound to.
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
+    /// The widest vector, in bytes, that a vectorized loop was emitted with.
+    pub(super) widest_vector: std::cell::Cell<usize>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -759,6 +761,7 @@ pub fn generate(input: &Input) -> TokenStream {
         folds: Default::default(),
         open_stages: Default::default(),
         hoisted: Default::default(),
+        widest_vector: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.
@@ -908,7 +911,15 @@ pub fn generate(input: &Input) -> TokenStream {
         }
     }
 
-    let body = kernels(p, b, &g.stmt(input.body), has_vector_loop(input.body));
+    let loops = g.stmt(input.body);
+    let levels = if !has_vector_loop(input.body) {
+        Levels::ScalarOnly
+    } else if g.widest_vector.get() > 32 {
+        Levels::UpToAvx512
+    } else {
+        Levels::UpToAvx2
+    };
+    let body = kernels(p, b, &loops, levels);
 
     // required_region: one region per input.
     let regions: Vec<TokenStream> = p
@@ -1028,7 +1039,22 @@ fn has_vector_loop(s: &Stmt) -> bool {
 /// level's `#[target_feature]`; closures inside inherit it, so parallel
 /// loops do too), and the call of the one [`pipeline::rt::isa`] picks. A
 /// pipeline without vector loops has one kernel.
-fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, per_isa: bool) -> TokenStream {
+/// Which instruction-set levels get a kernel of their own.
+#[derive(Clone, Copy, PartialEq)]
+enum Levels {
+    /// No vectorized loop: one kernel for every level.
+    ScalarOnly,
+    /// Vectors of at most 256 bits: AVX-512 processors run the AVX2 kernel.
+    /// Its kernel would use the same vectors; what LLVM adds there is its
+    /// own vectorization of the scalar edge loops, with 512-bit gathers
+    /// (90 of them in the Harris kernel) that lower the core's clock: Harris
+    /// and the unsharp mask ran 10-15% slower than with the AVX2 kernel.
+    UpToAvx2,
+    /// A vector wider than 256 bits: an AVX-512 kernel too.
+    UpToAvx512,
+}
+
+fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, levels: Levels) -> TokenStream {
     let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
     let mut params = vec![quote!(__s: [i64; #nsyms])];
     let mut args = vec![quote!(__s)];
@@ -1066,20 +1092,26 @@ fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, per_isa: bool) -
             ::core::result::Result::Ok(())
         }
     };
-    if !per_isa {
+    if levels == Levels::ScalarOnly {
         return quote! {
             #scalar
             __kernel(#(#args),*)
         };
     }
-    let levels = [
-        ("Sse41", "sse4.1"),
-        ("Avx2", "avx2,fma"),
-        ("Avx512", "avx512f,avx512bw,avx2,fma"),
-    ];
+    let mut kernels = vec![("Sse41", "sse4.1"), ("Avx2", "avx2,fma")];
+    if levels == Levels::UpToAvx512 {
+        kernels.push(("Avx512", "avx512f,avx512bw,avx2,fma"));
+    }
     let mut fns = Vec::new();
     let mut arms = Vec::new();
-    for (level, features) in levels {
+    if levels == Levels::UpToAvx2 {
+        // SAFETY: `isa()` reports AVX-512 only where AVX2 and FMA are there.
+        arms.push(quote! {
+            #[cfg(target_arch = "x86_64")]
+            ::pipeline::rt::Isa::Avx512 => unsafe { __kernel_avx2(#(#args),*) },
+        });
+    }
+    for (level, features) in kernels {
         let name = format_ident!("__kernel_{}", level.to_lowercase());
         let level = format_ident!("{}", level);
         fns.push(quote! {

@@ -97,7 +97,32 @@ impl Gen<'_> {
             loads: Default::default(),
             next_temp: Cell::new(FIRST_TEMP),
         };
-        lanes.stmt(body).ok()
+        let code = lanes.stmt(body).ok()?;
+        let mut bytes = 0;
+        each_store_expr(body, &mut |e| {
+            e.visit(&mut |n| {
+                if n.ty != Type::Bool {
+                    bytes = bytes.max(n.ty.bits() as usize / 8);
+                }
+            })
+        });
+        let widest = self.widest_vector.get().max(w * bytes);
+        self.widest_vector.set(widest);
+        Some(code)
+    }
+}
+
+/// Calls `f` on the coordinates and values of the stores in `s`.
+fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
+    match s {
+        Stmt::Store { args, value, .. } => args.iter().chain([value]).for_each(f),
+        Stmt::Allocate { body, .. }
+        | Stmt::For { body, .. }
+        | Stmt::LetSym { body, .. }
+        | Stmt::LetCoord { body, .. }
+        | Stmt::If { body, .. } => each_store_expr(body, f),
+        Stmt::Block(stmts) => stmts.iter().for_each(|s| each_store_expr(s, f)),
+        Stmt::CopyToOutput { .. } => {}
     }
 }
 
