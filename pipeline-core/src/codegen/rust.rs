@@ -448,7 +448,10 @@ impl Gen<'_> {
                     Vec::new()
                 };
                 // Values bound inside the loop are not readable after it.
+                // The loop's variable is readable inside (a parallel loop
+                // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
+                self.readable.borrow_mut().push(id.clone());
                 let inner = self.stmt(body);
                 self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
@@ -508,10 +511,13 @@ impl Gen<'_> {
                         let d = Literal::usize_unsuffixed(slab.dim);
                         let start = self.expr(&slab.start, None, None);
                         let step = Literal::i64_suffixed(slab.step);
-                        // Copies of everything the body reads, as locals: the
-                        // closure captures by reference, and LLVM cannot keep
-                        // values behind a reference in registers across the
-                        // stores through the writer's raw pointer.
+                        // Copies of everything the body reads (enclosing
+                        // loops' variables and coordinates included), as
+                        // locals: the closure captures by reference, and LLVM
+                        // cannot keep values behind a reference in registers
+                        // across the stores through the writer's raw pointer
+                        // (the unsharp mask reloaded its channel from the
+                        // stack in every vector iteration).
                         // Not the reader of the func written (an update
                         // reads it through its writer).
                         let own = format_ident!("__r{}", slab.func);
@@ -536,7 +542,10 @@ impl Gen<'_> {
             Stmt::LetCoord { coord, value, body } => {
                 let id = coord_ident(*coord);
                 let v = self.expr(value, None, None);
+                let scope = self.readable.borrow().len();
+                self.readable.borrow_mut().push(id.clone());
                 let b = self.stmt(body);
+                self.readable.borrow_mut().truncate(scope);
                 quote! {
                     let #id: i32 = (#v) as i32;
                     #b
