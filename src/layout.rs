@@ -55,16 +55,25 @@ pub(crate) fn offset_of<const N: usize>(rel: [usize; N], strides: &[usize; N]) -
     offset
 }
 
-/// [`offset_of`] for a layout whose dimension 0 has stride 1 (the caller
-/// knows it; `strides[0]` is not read), so that vector accesses at `c + k`
-/// share one address computation and differ by a constant displacement.
+/// The offset of global coordinate `c` in a layout at `origin` whose
+/// dimension 0 has stride 1 (the caller knows it; `strides[0]` is not read).
+///
+/// The sum is ordered so that what does not depend on `c[0]` comes first:
+/// in a loop along dimension 0, the compiler then moves it out and every
+/// view read at `x + k` is one base address plus `x`, whatever its origin.
 #[inline(always)]
-pub(crate) fn dense_offset_of<const N: usize>(rel: [usize; N], strides: &[usize; N]) -> usize {
-    let mut offset = rel[0];
+pub(crate) fn dense_offset_of<const N: usize>(
+    c: &[i64; N],
+    origin: &[i64; N],
+    strides: &[usize; N],
+) -> usize {
+    let mut rest = 0usize;
     for d in 1..N {
-        offset = offset.wrapping_add(rel[d].wrapping_mul(strides[d]));
+        let rel = c[d].wrapping_sub(origin[d]) as usize;
+        rest = rest.wrapping_add(rel.wrapping_mul(strides[d]));
     }
-    offset
+    rest.wrapping_sub(origin[0] as usize)
+        .wrapping_add(c[0] as usize)
 }
 
 /// Whether the global coordinate `c` lies inside the box at `origin` of `shape`.

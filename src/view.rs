@@ -296,8 +296,7 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
             "lanes from {c:?} are not all inside the view's region {}",
             self.region()
         );
-        let rel = core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize);
-        dense_offset_of(rel, &self.strides)
+        dense_offset_of(c, &self.origin, &self.strides)
     }
 
     /// Copies the view into a new dense buffer of the same shape (its coordinates

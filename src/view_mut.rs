@@ -298,7 +298,8 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
             "lanes from {c:?} are not all inside the view's region {}",
             self.region()
         );
-        dense_offset_of(self.unchecked_rel(c), &self.strides)
+        self.debug_check(c);
+        dense_offset_of(c, &self.origin, &self.strides)
     }
 
     /// The offset of global coordinate `c`, checked in debug builds only.
@@ -312,12 +313,19 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
     #[inline(always)]
     #[track_caller]
     fn unchecked_rel(&self, c: &[i64; N]) -> [usize; N] {
+        self.debug_check(c);
+        core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize)
+    }
+
+    /// Debug builds check that `c` is inside the view.
+    #[inline(always)]
+    #[track_caller]
+    fn debug_check(&self, c: &[i64; N]) {
         debug_assert!(
             contains_coord(c, &self.origin, &self.shape),
             "coordinate {c:?} is outside the view's region {}",
             self.region()
         );
-        core::array::from_fn(|d| c[d].wrapping_sub(self.origin[d]) as usize)
     }
 
     /// The offset of global coordinate `c`, panicking unless it is inside the view.
