@@ -60,9 +60,12 @@ fn layout(bytes: usize) -> Option<Layout> {
 fn take_block(bytes: usize) -> Option<Block> {
     if bytes >= POOL_MIN_BYTES {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        // The smallest that fits; of those, the last freed (the likeliest
+        // to be in cache).
         let best = pool
             .iter()
             .enumerate()
+            .rev()
             .filter(|(_, b)| b.bytes >= bytes && b.bytes - bytes <= bytes / 4)
             .min_by_key(|(_, b)| b.bytes)
             .map(|(i, _)| i);
