@@ -172,6 +172,43 @@ fn schedule_text_shows_the_directives_that_ran() {
 }
 
 #[test]
+fn selects_with_the_same_test_in_every_lane_run_as_vectors() {
+    pipeline! {
+        fn framed(input: Image<u16, 2>) -> Image<u16, 2> {
+            let c = input.constant(7);
+            let e = input.clamp_edge();
+            out(x, y) = c(x - 1, y) + c(x + 1, y - 2) * 2 + select(y > 4, e(x, y), 1u16);
+            out
+        }
+        schedule framed {
+            out.vectorize(x, 16);
+        }
+    }
+    // In the columns' interior only the rows' half of `constant`'s test is
+    // left, the same in every lane.
+    let lowered = framed::LOWERED;
+    assert!(
+        lowered.contains("select(((y >= input.min(1)) && ((y - input.min(1)) < input.extent(1))), input((x - 1), clamp_edge(y)), 7u16)"),
+        "{lowered}"
+    );
+    for [w, h] in [[1usize, 1usize], [37, 5], [64, 3]] {
+        let input = noise([w, h], (w + h) as u64, |s| s as u16);
+        // The image itself, and a frame reaching far outside it on every side.
+        for (origin, shape) in [([0i64, 0i64], [w, h]), ([-20, -10], [w + 45, h + 20])] {
+            let mut want = [region_image::<u16, 2>(origin, shape)];
+            let source = framed::__SOURCE;
+            interpret(source, "framed", &[image_of(&input.view())], &[], &mut want).unwrap();
+            for_each_isa(|isa| {
+                let mut out = Buffer::<u16, 2>::new(shape);
+                framed(&input.view(), &mut out.view_mut().with_origin(origin)).unwrap();
+                let what = format!("framed {w}x{h}, output {origin:?}+{shape:?}, {isa}");
+                assert_matches(&out.view().with_origin(origin), &want[0], &what);
+            });
+        }
+    }
+}
+
+#[test]
 fn only_loops_whose_iterations_clamp_are_partitioned() {
     pipeline! {
         fn box2(input: Image<u16, 2>) -> Image<u16, 2> {

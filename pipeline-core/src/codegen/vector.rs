@@ -423,6 +423,34 @@ impl Lanes<'_, '_> {
                 let (x, b) = (self.lane(value, guarded)?, self.lane(body, guarded)?);
                 let_binding(*id, value.ty, x, b)
             }
+            // The same branch in every lane (the test of `constant(v)` in
+            // a row, once partitioning has dropped the column's half): the
+            // branch taken is computed as a vector, with vector loads,
+            // before the lanes.
+            ExprKind::Select(c, a, b)
+                if !guarded && self.is_uniform(c) && [c, a, b].iter().all(|e| closed(e)) =>
+            {
+                let (cond, w) = (self.g.expr(c, f, k), self.lanes_lit());
+                let (ty, zero) = (rust_type(e.ty), zero(e.ty));
+                let arm = |x: &Expr| -> R<TokenStream> {
+                    let outer = std::mem::take(&mut *self.loads.borrow_mut());
+                    let v = self.lane(x, false);
+                    let loads = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
+                    let v = v?;
+                    Ok(quote!({
+                        #(#loads)*
+                        let mut __a: [#ty; #w] = [#zero; #w];
+                        for __i in 0..#w { __a[__i] = #v; }
+                        __a
+                    }))
+                };
+                let (x, y) = (arm(a)?, arm(b)?);
+                let (_, name) = self.temp();
+                self.loads
+                    .borrow_mut()
+                    .push(quote!(let #name: [#ty; #w] = if #cond { #x } else { #y };));
+                quote!(#name[__i])
+            }
             ExprKind::Select(c, a, b) => {
                 let c = self.lane(c, guarded)?;
                 let (a, b) = (self.lane(a, true)?, self.lane(b, true)?);
@@ -592,6 +620,18 @@ fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
         }
         None => c,
     }
+}
+
+/// Whether every `LetVar` in `e` is bound by a `Let` inside `e` (so that `e`
+/// can be emitted away from the lane code around it).
+fn closed(e: &Expr) -> bool {
+    let mut bound = Vec::new();
+    e.visit(&mut |n| {
+        if let ExprKind::Let { id, .. } = &n.kind {
+            bound.push(*id);
+        }
+    });
+    !e.any(&mut |n| matches!(&n.kind, ExprKind::LetVar(id) if !bound.contains(id)))
 }
 
 /// The direct children of `e`, in [`Expr::for_each_child`] order.

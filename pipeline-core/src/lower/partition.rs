@@ -293,6 +293,59 @@ impl Steady<'_> {
         self.boundary(b, coords)
     }
 
+    /// Whether `e` is one half of the test that coordinate `c` lies in
+    /// `[min, min + extent)` (`c >= min` or `c - min < extent`, as
+    /// `constant(v)` writes it) and the steady state's bounds include the
+    /// bound that half gives, so that it holds throughout.
+    fn inside_test_holds(&self, e: &Expr, coords: &Coords, innermost: &LoopVar) -> bool {
+        let (c, min, extent) = match &e.kind {
+            ExprKind::Binary(BinOp::Ge, c, min) => (c, min, None),
+            ExprKind::Binary(BinOp::Lt, d, extent) => match &d.kind {
+                ExprKind::Binary(BinOp::Sub, c, min) => (c, min, Some(extent)),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let c = substitute(c, coords);
+        if !c.ty.is_int() || !uses_loop(&c, innermost) {
+            return false;
+        }
+        let (mut side, mut facts) = (Vec::new(), Vec::new());
+        let Some((a, r)) = self.linear(&c, &mut side, &mut facts) else {
+            return false;
+        };
+        let Some((0, lo)) = self.linear(&substitute(min, coords), &mut side, &mut facts) else {
+            return false;
+        };
+        if a <= 0 || !self.fixed(&lo) {
+            return false;
+        }
+        let Some((r_min, r_max)) = self.range(&r) else {
+            return false;
+        };
+        match extent {
+            // First iteration with c >= lo for every r: as in `boundary`.
+            None => {
+                let first = simplify(&div_ceil(bin(BinOp::Sub, lo, r_min), a));
+                self.lower.iter().any(|l| simplify(l) == first)
+            }
+            // Last iteration with c <= lo + n - 1 for every r.
+            Some(n) => {
+                let Some((0, n)) = self.linear(&substitute(n, coords), &mut side, &mut facts)
+                else {
+                    return false;
+                };
+                if !self.fixed(&n) {
+                    return false;
+                }
+                let top = bin(BinOp::Sub, bin(BinOp::Add, lo, n), i64c(1));
+                let last = div_floor(bin(BinOp::Sub, top, r_max), a);
+                let last = simplify(&side.into_iter().fold(last, |x, y| bin(BinOp::Min, x, y)));
+                self.upper.iter().any(|u| simplify(u) == last)
+            }
+        }
+    }
+
     /// [`Steady::guard`] for a guard that varies with the innermost loop
     /// around it (see [`Steady::droppable_boundary`]).
     fn droppable_guard(&self, c: &Expr, coords: &Coords, innermost: &LoopVar) -> Option<Expr> {
@@ -397,15 +450,22 @@ impl Steady<'_> {
                 args,
                 value,
             } => {
+                // Without the clamps the steady state drops, and without the
+                // tests of `constant(v)`'s select that the same ranges decide
+                // (`c >= min`, `c - min < extent`).
                 let unclamp = |e: &Expr| {
-                    e.rewrite(&mut |n| {
+                    let e = e.rewrite(&mut |n| {
                         if self.droppable_boundary(&n, coords, innermost).is_some() {
                             if let ExprKind::Boundary { coord, .. } = n.kind {
                                 return *coord;
                             }
                         }
+                        if self.inside_test_holds(&n, coords, innermost) {
+                            return Expr::bool(true);
+                        }
                         n
-                    })
+                    });
+                    crate::analysis::simplify::fold_constants(&e)
                 };
                 Stmt::Store {
                     func,
