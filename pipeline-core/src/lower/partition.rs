@@ -86,6 +86,13 @@ struct Steady<'a> {
     facts: std::cell::RefCell<Vec<(Expr, Expr)>>,
 }
 
+/// Where a coordinate stays inside a range (see [`Steady::inside`]).
+struct Inside {
+    first: Expr,
+    last: Option<Expr>,
+    facts: Vec<(Expr, Expr)>,
+}
+
 fn i64c(v: i128) -> Expr {
     Expr::i64(v)
 }
@@ -230,27 +237,45 @@ impl Steady<'_> {
         else {
             return None;
         };
+        let inside = self.inside(coord, min, Some(extent), coords)?;
+        self.facts.borrow_mut().extend(inside.facts);
+        Some((inside.first, inside.last?))
+    }
+
+    /// For `coord = a * v + r` (`a > 0`): the first iteration from which
+    /// `min <= coord`, and with an extent the last up to which
+    /// `coord <= min + extent - 1`, for every `r` the loops inside take; and
+    /// the facts the form relies on.
+    fn inside(
+        &self,
+        coord: &Expr,
+        min: &Expr,
+        extent: Option<&Expr>,
+        coords: &Coords,
+    ) -> Option<Inside> {
         let (mut side, mut facts) = (Vec::new(), Vec::new());
         let (a, r) = self.linear(&substitute(coord, coords), &mut side, &mut facts)?;
-        let lo = self.linear(&substitute(min, coords), &mut side, &mut facts)?;
-        let n = self.linear(&substitute(extent, coords), &mut side, &mut facts)?;
-        if a <= 0 || lo.0 != 0 || n.0 != 0 || !self.fixed(&lo.1) || !self.fixed(&n.1) {
+        let (0, lo) = self.linear(&substitute(min, coords), &mut side, &mut facts)? else {
+            return None;
+        };
+        if a <= 0 || !self.fixed(&lo) {
             return None;
         }
+        let n = match extent {
+            Some(e) => match self.linear(&substitute(e, coords), &mut side, &mut facts)? {
+                (0, n) if self.fixed(&n) => Some(n),
+                _ => return None,
+            },
+            None => None,
+        };
         let (r_min, r_max) = self.range(&r)?;
-        // lo <= a * v + r <= lo + n - 1 for every r the loops inside take.
-        let first = div_ceil(bin(BinOp::Sub, lo.1.clone(), r_min), a);
-        let last = div_floor(
-            bin(
-                BinOp::Sub,
-                bin(BinOp::Sub, bin(BinOp::Add, lo.1, n.1), i64c(1)),
-                r_max,
-            ),
-            a,
-        );
-        let last = side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b));
-        self.facts.borrow_mut().extend(facts);
-        Some((first, last))
+        let first = div_ceil(bin(BinOp::Sub, lo.clone(), r_min), a);
+        let last = n.map(|n| {
+            let top = bin(BinOp::Sub, bin(BinOp::Add, lo, n), i64c(1));
+            let last = div_floor(bin(BinOp::Sub, top, r_max), a);
+            side.into_iter().fold(last, |a, b| bin(BinOp::Min, a, b))
+        });
+        Some(Inside { first, last, facts })
     }
 
     /// The last iteration for which guard conjunct `c` holds, if it is
@@ -306,43 +331,21 @@ impl Steady<'_> {
             },
             _ => return false,
         };
-        let c = substitute(c, coords);
-        if !c.ty.is_int() || !uses_loop(&c, innermost) {
+        if !c.ty.is_int() || !uses_loop(&substitute(c, coords), innermost) {
             return false;
         }
-        let (mut side, mut facts) = (Vec::new(), Vec::new());
-        let Some((a, r)) = self.linear(&c, &mut side, &mut facts) else {
-            return false;
-        };
-        let Some((0, lo)) = self.linear(&substitute(min, coords), &mut side, &mut facts) else {
-            return false;
-        };
-        if a <= 0 || !self.fixed(&lo) {
-            return false;
-        }
-        let Some((r_min, r_max)) = self.range(&r) else {
-            return false;
-        };
-        match extent {
-            // First iteration with c >= lo for every r: as in `boundary`.
-            None => {
-                let first = simplify(&div_ceil(bin(BinOp::Sub, lo, r_min), a));
-                self.lower.iter().any(|l| simplify(l) == first)
-            }
-            // Last iteration with c <= lo + n - 1 for every r.
-            Some(n) => {
-                let Some((0, n)) = self.linear(&substitute(n, coords), &mut side, &mut facts)
-                else {
-                    return false;
-                };
-                if !self.fixed(&n) {
-                    return false;
-                }
-                let top = bin(BinOp::Sub, bin(BinOp::Add, lo, n), i64c(1));
-                let last = div_floor(bin(BinOp::Sub, top, r_max), a);
-                let last = simplify(&side.into_iter().fold(last, |x, y| bin(BinOp::Min, x, y)));
+        match self.inside(c, min, extent.map(|n| &**n), coords) {
+            Some(Inside {
+                last: Some(last), ..
+            }) => {
+                let last = simplify(&last);
                 self.upper.iter().any(|u| simplify(u) == last)
             }
+            Some(Inside { first, .. }) => {
+                let first = simplify(&first);
+                self.lower.iter().any(|l| simplify(l) == first)
+            }
+            None => false,
         }
     }
 
