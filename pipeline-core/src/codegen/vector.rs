@@ -114,16 +114,10 @@ impl Gen<'_> {
 
 /// Calls `f` on the coordinates and values of the stores in `s`.
 fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
-    match s {
-        Stmt::Store { args, value, .. } => args.iter().chain([value]).for_each(f),
-        Stmt::Allocate { body, .. }
-        | Stmt::For { body, .. }
-        | Stmt::LetSym { body, .. }
-        | Stmt::LetCoord { body, .. }
-        | Stmt::If { body, .. } => each_store_expr(body, f),
-        Stmt::Block(stmts) => stmts.iter().for_each(|s| each_store_expr(s, f)),
-        Stmt::CopyToOutput { .. } => {}
+    if let Stmt::Store { args, value, .. } = s {
+        args.iter().chain([value]).for_each(&mut *f);
     }
+    s.children().into_iter().for_each(|c| each_store_expr(c, f));
 }
 
 /// The vector width of a vectorized loop `min..=max`: constant `min` and

@@ -161,6 +161,20 @@ impl Stmt {
         }
     }
 
+    /// The statements directly inside this one, in order (the read-only
+    /// counterpart of [`Stmt::map_children`]).
+    pub fn children(&self) -> Vec<&Stmt> {
+        match self {
+            Stmt::For { body, .. }
+            | Stmt::Allocate { body, .. }
+            | Stmt::LetSym { body, .. }
+            | Stmt::LetCoord { body, .. }
+            | Stmt::If { body, .. } => vec![body],
+            Stmt::Block(stmts) => stmts.iter().collect(),
+            Stmt::Store { .. } | Stmt::CopyToOutput { .. } => Vec::new(),
+        }
+    }
+
     /// The func whose stage this statement computes, if it is a stage.
     pub fn stage_func(&self) -> Option<FuncId> {
         match self {

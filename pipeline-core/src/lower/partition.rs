@@ -531,24 +531,10 @@ fn div_ceil(e: Expr, a: i128) -> Expr {
 /// where they have some: a split's inner loop `0..=min(15, ..)` is `[0, 15]`.
 fn loops_in(s: &Stmt, v: &LoopVar) -> HashMap<LoopVar, Option<Interval>> {
     fn all<'a>(s: &'a Stmt, out: &mut Vec<(&'a LoopVar, &'a Expr, &'a Expr)>) {
-        match s {
-            Stmt::For {
-                var,
-                min,
-                max,
-                body,
-                ..
-            } => {
-                out.push((var, min, max));
-                all(body, out);
-            }
-            Stmt::Allocate { body, .. }
-            | Stmt::LetSym { body, .. }
-            | Stmt::LetCoord { body, .. }
-            | Stmt::If { body, .. } => all(body, out),
-            Stmt::Block(stmts) => stmts.iter().for_each(|s| all(s, out)),
-            Stmt::Store { .. } | Stmt::CopyToOutput { .. } => {}
+        if let Stmt::For { var, min, max, .. } = s {
+            out.push((var, min, max));
         }
+        s.children().into_iter().for_each(|c| all(c, out));
     }
     let mut loops = Vec::new();
     all(s, &mut loops);
