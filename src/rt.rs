@@ -22,6 +22,7 @@ mod boundary;
 mod cast;
 mod isa;
 mod scratch;
+pub mod simd;
 
 pub use arith::{FloatOps, IntOps};
 pub use boundary::{clamp_coord, mirror_coord, mirror_interior_coord, wrap_coord};

@@ -427,7 +427,7 @@ fn sources() -> Vec<(String, String)> {
             .collect();
         files.sort();
         for file in files {
-            if file.extension().map_or(true, |e| e != "rs") {
+            if file.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
             let text = std::fs::read_to_string(&file).unwrap();

@@ -59,7 +59,7 @@ impl Isa {
 }
 
 /// The best level the processor supports.
-fn detected() -> Isa {
+pub(crate) fn detected() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
         // The AVX-512 kernels enable AVX2 and FMA too (and may run the

@@ -1082,6 +1082,7 @@ fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, levels: Levels) 
     let result = quote!(::core::result::Result<(), ::pipeline::Error>);
     let scalar = quote! {
         fn __kernel(#(#params),*) -> #result {
+            let __isa = ::pipeline::rt::simd::Scalar;
             #body
             ::core::result::Result::Ok(())
         }
@@ -1113,6 +1114,8 @@ fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, levels: Levels) 
             #[target_feature(enable = #features)]
             #[allow(unused_unsafe, unsafe_op_in_unsafe_fn)]
             unsafe fn #name(#(#params),*) -> #result {
+                // SAFETY: the entry calls this kernel only at its level.
+                let __isa = unsafe { ::pipeline::rt::simd::#level::new_unchecked() };
                 #body
                 ::core::result::Result::Ok(())
             }

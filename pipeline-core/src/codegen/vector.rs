@@ -73,8 +73,12 @@ struct Lanes<'g, 'a> {
     let_uniform: RefCell<HashMap<usize, bool>>,
     /// Whether each expression node (by address) is uniform.
     uniform: RefCell<HashMap<*const Expr, bool>>,
-    /// Vector loads of the store being emitted, before its lane loop.
+    /// The arrays of the store being emitted (vector loads, operations,
+    /// lane loops), before its final lane loop or vector store.
     loads: RefCell<Vec<TokenStream>>,
+    /// The array bound for each `Let` id whose value is computed as a
+    /// vector.
+    vector_lets: RefCell<HashMap<usize, Ident>>,
     next_temp: Cell<usize>,
 }
 
@@ -95,6 +99,7 @@ impl Gen<'_> {
             let_uniform: Default::default(),
             uniform: Default::default(),
             loads: Default::default(),
+            vector_lets: Default::default(),
             next_temp: Cell::new(FIRST_TEMP),
         };
         let code = lanes.stmt(body).ok()?;
@@ -254,25 +259,23 @@ impl Lanes<'_, '_> {
             }
         }
         self.loads.borrow_mut().clear();
-        let v = self.lane(value, false)?;
-        let loads = std::mem::take(&mut *self.loads.borrow_mut());
-        let (ty, zero) = (rust_type(value.ty), zero(value.ty));
+        let ty = rust_type(value.ty);
         let w = self.lanes_lit();
         let writer = self.g.writer(func);
         if dense {
+            let v = self.vec(value)?;
+            let loads = std::mem::take(&mut *self.loads.borrow_mut());
             let c = self.lane0(args, &ramps, &fold);
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
             return Ok(quote! {{
                 #(#loads)*
-                let mut __v: [#ty; #w] = [#zero; #w];
-                for __i in 0..#w {
-                    __v[__i] = #v;
-                }
                 let __c = #c;
-                unsafe { #writer.store_dense::<#w>(__c, __v) }
+                unsafe { #writer.store_dense::<#w>(__c, #v) }
             }});
         }
+        let v = self.lane(value, false)?;
+        let loads = std::mem::take(&mut *self.loads.borrow_mut());
         // One store per lane, in lane order (a pure definition never reads
         // what it writes).
         let c = args
@@ -398,6 +401,11 @@ impl Lanes<'_, '_> {
         if self.is_uniform(e) {
             return Ok(self.g.expr(e, f, k));
         }
+        // Evaluated in every lane: a vector operation when there is one.
+        if !guarded && self.explicit(e) {
+            let v = self.vec(e)?;
+            return Ok(quote!(#v[__i]));
+        }
         let coord = |c: Coord| -> R<TokenStream> {
             Ok(match self.coords.borrow().get(&c).ok_or(Scalar)? {
                 Lane::Uni(t) => t.clone(),
@@ -412,38 +420,14 @@ impl Lanes<'_, '_> {
             }
             ExprKind::Var(d) => coord(Coord::Pure(f.ok_or(Scalar)?, *d))?,
             ExprKind::RVar(r) => coord(Coord::Reduction(f.ok_or(Scalar)?, k.ok_or(Scalar)?, *r))?,
-            ExprKind::LetVar(id) => let_var(*id),
+            ExprKind::LetVar(id) => match self.vector_lets.borrow().get(id) {
+                Some(a) => quote!(#a[__i]),
+                None => let_var(*id),
+            },
             ExprKind::Let { id, value, body } => {
+                self.vector_lets.borrow_mut().remove(id);
                 let (x, b) = (self.lane(value, guarded)?, self.lane(body, guarded)?);
                 let_binding(*id, value.ty, x, b)
-            }
-            // The same branch in every lane (the test of `constant(v)` in
-            // a row, once partitioning has dropped the column's half): the
-            // branch taken is computed as a vector, with vector loads,
-            // before the lanes.
-            ExprKind::Select(c, a, b)
-                if !guarded && self.is_uniform(c) && [c, a, b].iter().all(|e| closed(e)) =>
-            {
-                let (cond, w) = (self.g.expr(c, f, k), self.lanes_lit());
-                let (ty, zero) = (rust_type(e.ty), zero(e.ty));
-                let arm = |x: &Expr| -> R<TokenStream> {
-                    let outer = std::mem::take(&mut *self.loads.borrow_mut());
-                    let v = self.lane(x, false);
-                    let loads = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
-                    let v = v?;
-                    Ok(quote!({
-                        #(#loads)*
-                        let mut __a: [#ty; #w] = [#zero; #w];
-                        for __i in 0..#w { __a[__i] = #v; }
-                        __a
-                    }))
-                };
-                let (x, y) = (arm(a)?, arm(b)?);
-                let (_, name) = self.temp();
-                self.loads
-                    .borrow_mut()
-                    .push(quote!(let #name: [#ty; #w] = if #cond { #x } else { #y };));
-                quote!(#name[__i])
             }
             ExprKind::Select(c, a, b) => {
                 let c = self.lane(c, guarded)?;
@@ -467,57 +451,257 @@ impl Lanes<'_, '_> {
         })
     }
 
-    fn load(&self, e: &Expr, source: Source, args: &[Expr], guarded: bool) -> R<TokenStream> {
-        let (f, _) = self.stage.get();
-        let folds = match source {
-            Source::Func(g) => self.g.folds.borrow().get(&g).cloned().unwrap_or_default(),
-            Source::Input(_) => Vec::new(),
+    /// Whether node `e`, evaluated in every lane, is computed as a vector
+    /// by [`Lanes::vec`] (an operation of `pipeline::rt::simd`, a `let`, or
+    /// a select whose test is the same in every lane) rather than in a lane
+    /// loop.
+    fn explicit(&self, e: &Expr) -> bool {
+        let num = |t: Type| t != Type::Bool;
+        match &e.kind {
+            ExprKind::Binary(op, a, b) => {
+                num(a.ty)
+                    && match op {
+                        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => true,
+                        BinOp::Min | BinOp::Max => true,
+                        BinOp::And | BinOp::Or | BinOp::Xor => a.ty.is_int(),
+                        BinOp::Shl | BinOp::Shr => a.ty.is_int() && self.is_uniform(b),
+                        _ => false,
+                    }
+            }
+            ExprKind::Unary(UnOp::Neg | UnOp::Abs, a) => num(a.ty),
+            ExprKind::Unary(UnOp::Not, a) => a.ty.is_int(),
+            ExprKind::Cast(a) => num(a.ty) && num(e.ty),
+            ExprKind::Math(MathFn::Sqrt | MathFn::Floor | MathFn::Ceil | MathFn::Trunc, _) => {
+                e.ty.is_float()
+            }
+            ExprKind::Let { .. } => true,
+            ExprKind::Select(c, a, b) => self.is_uniform(c) && [c, a, b].iter().all(|e| closed(e)),
+            _ => false,
+        }
+    }
+
+    /// `e`, evaluated in every lane, as an array `[T; W]` of its lanes
+    /// (code bound before the lanes, in `loads`): vector loads, operations
+    /// of `pipeline::rt::simd` at the kernel's level (`__isa`), and lane
+    /// loops for the rest.
+    fn vec(&self, e: &Expr) -> R<TokenStream> {
+        crate::deep(|| self.vec_here(e))
+    }
+
+    fn vec_here(&self, e: &Expr) -> R<TokenStream> {
+        let (f, k) = self.stage.get();
+        let w = self.lanes_lit();
+        let ty = rust_type(e.ty);
+        if self.is_uniform(e) {
+            let v = self.g.expr(e, f, k);
+            return Ok(quote!([#v; #w]));
+        }
+        let simd = quote!(::pipeline::rt::simd);
+        let bind = |v: TokenStream| {
+            let (_, name) = self.temp();
+            self.loads
+                .borrow_mut()
+                .push(quote!(let #name: [#ty; #w] = #v;));
+            Ok(quote!(#name))
         };
-        let fold = |d: usize| folds.get(d).copied().flatten();
-        let (view, own) = match source {
+        let uni = |x: &Expr| self.g.expr(x, f, k);
+        match &e.kind {
+            ExprKind::Load { source, args, .. } => {
+                if let Some(name) = self.vector_load(e, *source, args) {
+                    return Ok(quote!(#name));
+                }
+            }
+            ExprKind::LetVar(id) => {
+                if let Some(a) = self.vector_lets.borrow().get(id) {
+                    return Ok(quote!(#a));
+                }
+            }
+            ExprKind::Let { id, value, body } => {
+                if self.is_uniform(value) {
+                    let (v, vty, name) = (uni(value), rust_type(value.ty), let_var(*id));
+                    self.loads.borrow_mut().push(quote!(let #name: #vty = #v;));
+                } else {
+                    let v = self.vec(value)?;
+                    let (_, name) = self.temp();
+                    let vty = rust_type(value.ty);
+                    self.loads
+                        .borrow_mut()
+                        .push(quote!(let #name: [#vty; #w] = #v;));
+                    self.vector_lets.borrow_mut().insert(*id, name);
+                }
+                return self.vec(body);
+            }
+            // The same branch in every lane (the test of `constant(v)` in
+            // a row, once partitioning has dropped the column's half): the
+            // branch taken is computed as a vector, with vector loads.
+            ExprKind::Select(c, a, b) if self.explicit(e) => {
+                let cond = uni(c);
+                let arm = |x: &Expr| -> R<TokenStream> {
+                    let outer = std::mem::take(&mut *self.loads.borrow_mut());
+                    let v = self.vec(x);
+                    let loads = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
+                    let v = v?;
+                    Ok(quote!({ #(#loads)* #v }))
+                };
+                let (x, y) = (arm(a)?, arm(b)?);
+                return bind(quote!(if #cond { #x } else { #y }));
+            }
+            _ if self.explicit(e) => {
+                // SAFETY (of the generated blocks): `__isa` is the token of
+                // the kernel's level, which the entry dispatched on.
+                return match &e.kind {
+                    ExprKind::Binary(op, a, b) => {
+                        let t = rust_type(a.ty);
+                        let x = self.vec(a)?;
+                        let (tr, m) = match op {
+                            BinOp::Add => ("Arith", "add"),
+                            BinOp::Sub => ("Arith", "sub"),
+                            BinOp::Mul => ("Arith", "mul"),
+                            BinOp::Div => ("Arith", "div"),
+                            BinOp::Min => ("Arith", "min"),
+                            BinOp::Max => ("Arith", "max"),
+                            BinOp::And => ("Bits", "and"),
+                            BinOp::Or => ("Bits", "or"),
+                            BinOp::Xor => ("Bits", "xor"),
+                            BinOp::Shl => ("Bits", "shl"),
+                            BinOp::Shr => ("Bits", "shr"),
+                            _ => unreachable!("explicit() admits no other operator"),
+                        };
+                        let tr = format_ident!("{}", tr);
+                        let call = match op {
+                            BinOp::Shl | BinOp::Shr => {
+                                let (m, s) = (format_ident!("{}", m), uni(b));
+                                quote!(#simd::#tr::<#t>::#m(__isa, #x, (#s) as u32))
+                            }
+                            BinOp::Div if self.is_uniform(b) => {
+                                let d = uni(b);
+                                quote!(#simd::Arith::<#t>::div_by(__isa, #x, #d))
+                            }
+                            _ => {
+                                let (m, y) = (format_ident!("{}", m), self.vec(b)?);
+                                quote!(#simd::#tr::<#t>::#m(__isa, #x, #y))
+                            }
+                        };
+                        bind(call)
+                    }
+                    ExprKind::Unary(op, a) => {
+                        let x = self.vec(a)?;
+                        bind(match op {
+                            UnOp::Neg => quote!(#simd::Arith::<#ty>::neg(__isa, #x)),
+                            UnOp::Abs => quote!(#simd::Arith::<#ty>::abs(__isa, #x)),
+                            UnOp::Not => quote!(#simd::Bits::<#ty>::not(__isa, #x)),
+                        })
+                    }
+                    ExprKind::Cast(a) if a.ty == e.ty => self.vec(a),
+                    ExprKind::Cast(a) => {
+                        let (from, x) = (rust_type(a.ty), self.vec(a)?);
+                        bind(quote!(#simd::Convert::<#from, #ty>::cast(__isa, #x)))
+                    }
+                    ExprKind::Math(m, args) => {
+                        let x = self.vec(&args[0])?;
+                        let m = format_ident!(
+                            "{}",
+                            match m {
+                                MathFn::Sqrt => "sqrt",
+                                MathFn::Floor => "floor",
+                                MathFn::Ceil => "ceil",
+                                _ => "trunc",
+                            }
+                        );
+                        bind(quote!(#simd::Round::<#ty>::#m(__isa, #x)))
+                    }
+                    _ => unreachable!("explicit() admits no other node"),
+                };
+            }
+            _ => {}
+        }
+        // A lane loop.
+        let (v, zero) = (self.lane(e, false)?, zero(e.ty));
+        bind(quote!({
+            let mut __a: [#ty; #w] = [#zero; #w];
+            for __i in 0..#w { __a[__i] = #v; }
+            __a
+        }))
+    }
+
+    /// The view a load of `source` reads, and whether it is the stage's own
+    /// func.
+    fn view(&self, source: Source) -> (Ident, bool) {
+        let (f, _) = self.stage.get();
+        match source {
             Source::Input(i) => (format_ident!("__in{}", i), false),
             Source::Func(g) if Some(g) == f => (self.g.writer(g), true),
             Source::Func(g) => (format_ident!("__r{}", g), false),
-        };
-        if !guarded && fold(0).is_none() {
-            let ramps: Vec<Option<(TokenStream, i128)>> =
-                args.iter().map(|a| self.ramp(a)).collect();
-            let rest_uniform = ramps[1..].iter().all(|r| matches!(r, Some((_, 0))));
-            let w = self.lanes_lit();
-            let ty = rust_type(e.ty);
-            // SAFETY (of the generated blocks): every lane is an iteration of
-            // the loop, whose coordinates bounds inference proved inside the
-            // view, and the load is evaluated in every lane.
-            let vector = match &ramps[0] {
-                Some((_, 1)) if rest_uniform => {
-                    let c = self.lane0(args, &ramps, &fold);
-                    Some(quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } }))
-                }
-                Some((_, s)) if *s != 0 && rest_uniform && !own => {
-                    let c = self.lane0(args, &ramps, &fold);
-                    let s = Literal::i64_suffixed(*s as i64);
-                    Some(quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } }))
-                }
-                _ => None,
-            };
-            if let Some(v) = vector {
-                let (_, name) = self.temp();
-                self.loads
-                    .borrow_mut()
-                    .push(quote!(let #name: [#ty; #w] = #v;));
+        }
+    }
+
+    /// The storage fold of each dimension of `source`.
+    fn folds(&self, source: Source) -> Vec<Option<i64>> {
+        match source {
+            Source::Func(g) => self.g.folds.borrow().get(&g).cloned().unwrap_or_default(),
+            Source::Input(_) => Vec::new(),
+        }
+    }
+
+    fn load(&self, e: &Expr, source: Source, args: &[Expr], guarded: bool) -> R<TokenStream> {
+        if !guarded {
+            if let Some(name) = self.vector_load(e, source, args) {
                 return Ok(quote!(#name[__i]));
             }
         }
         // A gather, or a load only some lanes evaluate: one load per lane.
+        let (view, _) = self.view(source);
+        let folds = self.folds(source);
         let c = args
             .iter()
             .enumerate()
             .map(|(d, a)| {
                 let v = self.lane(a, guarded)?;
-                Ok(wrap_fold(quote!((#v) as i64), fold(d)))
+                Ok(wrap_fold(
+                    quote!((#v) as i64),
+                    folds.get(d).copied().flatten(),
+                ))
             })
             .collect::<R<Vec<TokenStream>>>()?;
         Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.load(__c) } }))
+    }
+
+    /// A load evaluated in every lane as one dense or strided vector load,
+    /// bound to an array before the lanes, when its first coordinate is a
+    /// ramp (not folded) and the others are uniform.
+    fn vector_load(&self, e: &Expr, source: Source, args: &[Expr]) -> Option<Ident> {
+        let (view, own) = self.view(source);
+        let folds = self.folds(source);
+        let fold = |d: usize| folds.get(d).copied().flatten();
+        if fold(0).is_some() {
+            return None;
+        }
+        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        if !ramps[1..].iter().all(|r| matches!(r, Some((_, 0)))) {
+            return None;
+        }
+        let w = self.lanes_lit();
+        let ty = rust_type(e.ty);
+        // SAFETY (of the generated blocks): every lane is an iteration of
+        // the loop, whose coordinates bounds inference proved inside the
+        // view, and the load is evaluated in every lane.
+        let v = match &ramps[0] {
+            Some((_, 1)) => {
+                let c = self.lane0(args, &ramps, &fold);
+                quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } })
+            }
+            Some((_, s)) if *s != 0 && !own => {
+                let c = self.lane0(args, &ramps, &fold);
+                let s = Literal::i64_suffixed(*s as i64);
+                quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } })
+            }
+            _ => return None,
+        };
+        let (_, name) = self.temp();
+        self.loads
+            .borrow_mut()
+            .push(quote!(let #name: [#ty; #w] = #v;));
+        Some(name)
     }
 
     /// `[i64; N]` of lane 0 of coordinates `args` that are ramps (folded

@@ -1,0 +1,347 @@
+//! Vector operations of the DSL, one implementation per instruction-set level.
+//!
+//! A vectorized loop of `N` lanes computes each expression node as an array
+//! `[T; N]` of its lanes. The generated kernel of each level binds a *level
+//! token* (`Scalar`, and on x86-64 `Sse41`, `Avx2`, `Avx512`) and calls the
+//! node's operation through the traits here:
+//!
+//! ```text
+//! let __isa = unsafe { Avx2::new_unchecked() };      // the AVX2 kernel
+//! let s: [u16; 32] = Arith::<u16>::add(__isa, a, b);  // two vpaddw
+//! let v: [u8; 32] = Convert::<u16, u8>::cast(__isa, s);
+//! ```
+//!
+//! Every level implements every operation for every element type: the
+//! traits' default methods are loops over the lanes with the DSL's scalar
+//! semantics (which LLVM vectorizes at the kernel's level as it can), and the
+//! x86 levels override them with `core::arch` code, register by register,
+//! where the instruction set has the operation (`x86.rs`). A logical vector
+//! wider than a register is several registers; lanes beyond the last whole
+//! register use the scalar semantics. Inlined into a kernel, the arrays are
+//! the registers (LLVM's SROA removes them), so `[u16; 32]` on AVX2 is two
+//! `ymm` registers.
+//!
+//! Results are the same at every level, bit for bit (`tests/simd_ops.rs`
+//! checks each operation of each level against the scalar semantics with edge
+//! values).
+//!
+//! A token of an x86 level exists only where the processor has the level
+//! (`new` checks; `new_unchecked` is for kernels that the entry dispatched on
+//! [`crate::rt::isa`]), which is what makes the operations safe to call.
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(target_arch = "x86_64")]
+pub use x86::{Avx2, Avx512, Sse41};
+
+/// The scalar level: the traits' default methods, loops over the lanes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scalar;
+
+/// The scalar semantics of one element type's arithmetic (design section
+/// 4.5): integers wrap, division is Euclidean and by zero gives zero, float
+/// `min`/`max` ignore a NaN operand.
+pub trait Num: Copy + Default + 'static {
+    /// `a + b`, wrapping.
+    fn add(a: Self, b: Self) -> Self;
+    /// `a - b`, wrapping.
+    fn sub(a: Self, b: Self) -> Self;
+    /// `a * b`, wrapping.
+    fn mul(a: Self, b: Self) -> Self;
+    /// `a / b`: Euclidean for integers, 0 when `b` is 0.
+    fn div(a: Self, b: Self) -> Self;
+    /// The smaller of `a` and `b`.
+    fn min(a: Self, b: Self) -> Self;
+    /// The larger of `a` and `b`.
+    fn max(a: Self, b: Self) -> Self;
+    /// `-a`, wrapping.
+    fn neg(a: Self) -> Self;
+    /// `|a|`, wrapping (`MIN` stays `MIN`).
+    fn abs(a: Self) -> Self;
+}
+
+/// The scalar semantics of an integer type's bitwise operations.
+pub trait Int: Num {
+    /// `a & b`.
+    fn and(a: Self, b: Self) -> Self;
+    /// `a | b`.
+    fn or(a: Self, b: Self) -> Self;
+    /// `a ^ b`.
+    fn xor(a: Self, b: Self) -> Self;
+    /// `!a`.
+    fn not(a: Self) -> Self;
+    /// `a << s`, the amount taken modulo the width.
+    fn shl(a: Self, s: u32) -> Self;
+    /// `a >> s`, the amount taken modulo the width; arithmetic for signed
+    /// types.
+    fn shr(a: Self, s: u32) -> Self;
+}
+
+/// The scalar semantics of a float type's rounding functions.
+pub trait Float: Num {
+    /// The square root.
+    fn sqrt(a: Self) -> Self;
+    /// The largest integer not above `a`.
+    fn floor(a: Self) -> Self;
+    /// The smallest integer not below `a`.
+    fn ceil(a: Self) -> Self;
+    /// `a` rounded toward zero.
+    fn trunc(a: Self) -> Self;
+}
+
+/// Rust's `as`, which is the DSL's cast between numeric types.
+pub trait CastTo<B>: Copy {
+    /// `self as B`.
+    fn cast(self) -> B;
+}
+
+macro_rules! int_num {
+    ($($t:ident: $abs:expr;)*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(a: $t, b: $t) -> $t { a.wrapping_add(b) }
+            #[inline(always)]
+            fn sub(a: $t, b: $t) -> $t { a.wrapping_sub(b) }
+            #[inline(always)]
+            fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
+            #[inline(always)]
+            fn div(a: $t, b: $t) -> $t { <$t as crate::rt::IntOps>::div_e(a, b) }
+            #[inline(always)]
+            fn min(a: $t, b: $t) -> $t { core::cmp::min(a, b) }
+            #[inline(always)]
+            fn max(a: $t, b: $t) -> $t { core::cmp::max(a, b) }
+            #[inline(always)]
+            fn neg(a: $t) -> $t { a.wrapping_neg() }
+            #[inline(always)]
+            fn abs(a: $t) -> $t { let f: fn($t) -> $t = $abs; f(a) }
+        }
+        impl Int for $t {
+            #[inline(always)]
+            fn and(a: $t, b: $t) -> $t { a & b }
+            #[inline(always)]
+            fn or(a: $t, b: $t) -> $t { a | b }
+            #[inline(always)]
+            fn xor(a: $t, b: $t) -> $t { a ^ b }
+            #[inline(always)]
+            fn not(a: $t) -> $t { !a }
+            #[inline(always)]
+            fn shl(a: $t, s: u32) -> $t { a.wrapping_shl(s) }
+            #[inline(always)]
+            fn shr(a: $t, s: u32) -> $t { a.wrapping_shr(s) }
+        }
+    )*};
+}
+int_num! {
+    u8: |a| a; u16: |a| a; u32: |a| a; u64: |a| a;
+    i8: i8::wrapping_abs; i16: i16::wrapping_abs; i32: i32::wrapping_abs; i64: i64::wrapping_abs;
+}
+
+macro_rules! float_num {
+    ($($t:ident)*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(a: $t, b: $t) -> $t { a + b }
+            #[inline(always)]
+            fn sub(a: $t, b: $t) -> $t { a - b }
+            #[inline(always)]
+            fn mul(a: $t, b: $t) -> $t { a * b }
+            #[inline(always)]
+            fn div(a: $t, b: $t) -> $t { a / b }
+            #[inline(always)]
+            fn min(a: $t, b: $t) -> $t { a.min(b) }
+            #[inline(always)]
+            fn max(a: $t, b: $t) -> $t { a.max(b) }
+            #[inline(always)]
+            fn neg(a: $t) -> $t { -a }
+            #[inline(always)]
+            fn abs(a: $t) -> $t { a.abs() }
+        }
+        impl Float for $t {
+            #[inline(always)]
+            fn sqrt(a: $t) -> $t { a.sqrt() }
+            #[inline(always)]
+            fn floor(a: $t) -> $t { a.floor() }
+            #[inline(always)]
+            fn ceil(a: $t) -> $t { a.ceil() }
+            #[inline(always)]
+            fn trunc(a: $t) -> $t { a.trunc() }
+        }
+    )*};
+}
+float_num!(f32 f64);
+
+macro_rules! cast_to {
+    ($($a:ident)*) => {$( cast_to!(@to $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64); )*};
+    (@to $a:ident; $($b:ident)*) => {$(
+        impl CastTo<$b> for $a {
+            #[inline(always)]
+            fn cast(self) -> $b { self as $b }
+        }
+    )*};
+}
+cast_to!(u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+
+/// `[f(a[i], b[i])]`.
+#[inline(always)]
+pub(crate) fn zip<T: Copy, const N: usize>(a: [T; N], b: [T; N], f: impl Fn(T, T) -> T) -> [T; N] {
+    let mut o = a;
+    for i in 0..N {
+        o[i] = f(a[i], b[i]);
+    }
+    o
+}
+
+/// `[f(a[i])]`.
+#[inline(always)]
+pub(crate) fn map<A: Copy, B: Copy + Default, const N: usize>(
+    a: [A; N],
+    f: impl Fn(A) -> B,
+) -> [B; N] {
+    let mut o = [B::default(); N];
+    for i in 0..N {
+        o[i] = f(a[i]);
+    }
+    o
+}
+
+/// Arithmetic on vectors of `T` at one level.
+pub trait Arith<T: Num>: Copy {
+    /// Lane-wise [`Num::add`].
+    #[inline(always)]
+    fn add<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::add)
+    }
+    /// Lane-wise [`Num::sub`].
+    #[inline(always)]
+    fn sub<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::sub)
+    }
+    /// Lane-wise [`Num::mul`].
+    #[inline(always)]
+    fn mul<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::mul)
+    }
+    /// Lane-wise [`Num::div`].
+    #[inline(always)]
+    fn div<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::div)
+    }
+    /// Every lane divided by one divisor ([`Num::div`]): for integers, a
+    /// multiply-high by a reciprocal where the level has one, computed from
+    /// `d` once (constant-folded when `d` is a constant).
+    #[inline(always)]
+    fn div_by<const N: usize>(self, a: [T; N], d: T) -> [T; N] {
+        map(a, |x| T::div(x, d))
+    }
+    /// Lane-wise [`Num::min`].
+    #[inline(always)]
+    fn min<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::min)
+    }
+    /// Lane-wise [`Num::max`].
+    #[inline(always)]
+    fn max<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::max)
+    }
+    /// Lane-wise [`Num::neg`].
+    #[inline(always)]
+    fn neg<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::neg)
+    }
+    /// Lane-wise [`Num::abs`].
+    #[inline(always)]
+    fn abs<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::abs)
+    }
+}
+
+/// Bitwise operations on vectors of integers `T` at one level.
+pub trait Bits<T: Int>: Copy {
+    /// Lane-wise [`Int::and`].
+    #[inline(always)]
+    fn and<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::and)
+    }
+    /// Lane-wise [`Int::or`].
+    #[inline(always)]
+    fn or<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::or)
+    }
+    /// Lane-wise [`Int::xor`].
+    #[inline(always)]
+    fn xor<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::xor)
+    }
+    /// Lane-wise [`Int::not`].
+    #[inline(always)]
+    fn not<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::not)
+    }
+    /// Every lane shifted left by one amount ([`Int::shl`]).
+    #[inline(always)]
+    fn shl<const N: usize>(self, a: [T; N], s: u32) -> [T; N] {
+        map(a, |x| T::shl(x, s))
+    }
+    /// Every lane shifted right by one amount ([`Int::shr`]).
+    #[inline(always)]
+    fn shr<const N: usize>(self, a: [T; N], s: u32) -> [T; N] {
+        map(a, |x| T::shr(x, s))
+    }
+}
+
+/// Rounding functions on vectors of floats `T` at one level.
+pub trait Round<T: Float>: Copy {
+    /// Lane-wise [`Float::sqrt`].
+    #[inline(always)]
+    fn sqrt<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::sqrt)
+    }
+    /// Lane-wise [`Float::floor`].
+    #[inline(always)]
+    fn floor<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::floor)
+    }
+    /// Lane-wise [`Float::ceil`].
+    #[inline(always)]
+    fn ceil<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::ceil)
+    }
+    /// Lane-wise [`Float::trunc`].
+    #[inline(always)]
+    fn trunc<const N: usize>(self, a: [T; N]) -> [T; N] {
+        map(a, T::trunc)
+    }
+}
+
+/// The DSL's cast (Rust's `as`) from vectors of `A` to vectors of `B` at one
+/// level.
+pub trait Convert<A: CastTo<B>, B: Copy + Default>: Copy {
+    /// Lane-wise `a as B`.
+    #[inline(always)]
+    fn cast<const N: usize>(self, a: [A; N]) -> [B; N] {
+        map(a, A::cast)
+    }
+}
+
+/// Implements, for `$level`, every trait above for every type with the
+/// default methods.
+macro_rules! defaults {
+    ($level:ty) => {
+        defaults!(@num $level; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+        defaults!(@int $level; u8 u16 u32 u64 i8 i16 i32 i64);
+        defaults!(@float $level; f32 f64);
+        defaults!(@cast $level; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    };
+    (@num $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Arith<$t> for $level {} )*};
+    (@int $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Bits<$t> for $level {} )*};
+    (@float $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Round<$t> for $level {} )*};
+    (@cast $level:ty; $($a:ident)*) => {$(
+        defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    )*};
+    (@castto $level:ty; $a:ident; $($b:ident)*) => {$(
+        impl $crate::rt::simd::Convert<$a, $b> for $level {}
+    )*};
+}
+
+defaults!(Scalar);

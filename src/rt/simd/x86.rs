@@ -1,0 +1,1100 @@
+//! The x86-64 levels: SSE4.1 (128-bit registers), AVX2 (256) and AVX-512 F+BW
+//! (512).
+//!
+//! Each level implements [`Regs`], its registers and the instructions the
+//! operations use, one intrinsic (or a few) each; the `level!` macro then
+//! writes the public traits' methods once for all three levels on top of
+//! `Regs`, register by register over the lanes, with the scalar semantics for
+//! lanes past the last whole register. Operations a level lacks an
+//! instruction for (8-bit multiplies, 64-bit multiplies and minima, ...) keep
+//! the traits' default lane loops.
+//!
+//! The methods are `#[inline(always)]` without `#[target_feature]`: they are
+//! inlined into the kernel of their level, which enables the features, and
+//! the intrinsics are inlined there. A token exists only where the processor
+//! has the level, which makes calling the intrinsics sound.
+
+use super::{Arith, Bits, Convert, Int, Num, Round};
+use crate::rt::isa::{detected, Isa};
+use core::arch::x86_64::*;
+use core::mem::size_of;
+
+/// The SSE4.1 level (the kernels compiled with `sse4.1`).
+#[derive(Clone, Copy, Debug)]
+pub struct Sse41(());
+
+/// The AVX2 level (the kernels compiled with `avx2,fma`).
+#[derive(Clone, Copy, Debug)]
+pub struct Avx2(());
+
+/// The AVX-512 level (F and BW; the kernels compiled with
+/// `avx512f,avx512bw,avx2,fma`).
+#[derive(Clone, Copy, Debug)]
+pub struct Avx512(());
+
+macro_rules! token {
+    ($($level:ident: $isa:ident;)*) => {$(
+        impl $level {
+            /// The token, if this processor has the level.
+            pub fn new() -> Option<$level> {
+                (detected() >= Isa::$isa).then_some($level(()))
+            }
+
+            /// The token, without checking the processor.
+            ///
+            /// # Safety
+            ///
+            /// The processor must have the level (the generated kernel of
+            /// the level runs only where [`crate::rt::isa`] reports it).
+            pub unsafe fn new_unchecked() -> $level {
+                $level(())
+            }
+        }
+    )*};
+}
+token! {
+    Sse41: Sse41;
+    Avx2: Avx2;
+    Avx512: Avx512;
+}
+
+/// One level's registers and instructions. Every method requires the
+/// processor to have the level (the caller holds the level's token).
+pub(super) trait Regs: Copy {
+    /// Bytes in a register.
+    const BYTES: usize;
+    /// An integer register.
+    type I: Copy;
+    /// An `f32` register.
+    type F: Copy;
+    /// Half an integer register (the source of a widening by two).
+    type H: Copy;
+
+    unsafe fn li(p: *const u8) -> Self::I;
+    unsafe fn si(p: *mut u8, v: Self::I);
+    /// `BYTES / 2` bytes.
+    unsafe fn lh(p: *const u8) -> Self::H;
+    /// `BYTES / 4` bytes, in the low lanes.
+    unsafe fn lq(p: *const u8) -> __m128i;
+    unsafe fn lf(p: *const f32) -> Self::F;
+    unsafe fn sf(p: *mut f32, v: Self::F);
+
+    unsafe fn splat16(v: i16) -> Self::I;
+    unsafe fn splat32(v: i32) -> Self::I;
+    unsafe fn splatf(v: f32) -> Self::F;
+
+    unsafe fn add8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn add16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn add32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn add64(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sub8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sub16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sub32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sub64(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn mul16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn mul32(a: Self::I, b: Self::I) -> Self::I;
+    /// The high 16 bits of each unsigned 16-bit product.
+    unsafe fn mulhi_u16(a: Self::I, b: Self::I) -> Self::I;
+    /// The 64-bit products of the even unsigned 32-bit lanes.
+    unsafe fn mul_even_u32(a: Self::I, b: Self::I) -> Self::I;
+    /// The even 32-bit lanes of `a` and the odd ones of `b`.
+    unsafe fn blend_odd32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_i8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_u8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_i16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_u16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_i32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn min_u32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_i8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_u8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_i16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_u16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_i32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn max_u32(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn abs8(a: Self::I) -> Self::I;
+    unsafe fn abs16(a: Self::I) -> Self::I;
+    unsafe fn abs32(a: Self::I) -> Self::I;
+    unsafe fn and(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn or(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn xor(a: Self::I, b: Self::I) -> Self::I;
+    /// Shifts by `s` (below the width).
+    unsafe fn sll16(a: Self::I, s: u32) -> Self::I;
+    unsafe fn sll32(a: Self::I, s: u32) -> Self::I;
+    unsafe fn sll64(a: Self::I, s: u32) -> Self::I;
+    unsafe fn srl16(a: Self::I, s: u32) -> Self::I;
+    unsafe fn srl32(a: Self::I, s: u32) -> Self::I;
+    unsafe fn srl64(a: Self::I, s: u32) -> Self::I;
+    unsafe fn sra16(a: Self::I, s: u32) -> Self::I;
+    unsafe fn sra32(a: Self::I, s: u32) -> Self::I;
+
+    /// Widening by zero (`zx`) or sign (`sx`) extension.
+    unsafe fn zx8_16(a: Self::H) -> Self::I;
+    unsafe fn sx8_16(a: Self::H) -> Self::I;
+    unsafe fn zx16_32(a: Self::H) -> Self::I;
+    unsafe fn sx16_32(a: Self::H) -> Self::I;
+    unsafe fn zx8_32(a: __m128i) -> Self::I;
+    unsafe fn sx8_32(a: __m128i) -> Self::I;
+    /// The low bytes of the 16-bit lanes of `a` then `b`.
+    unsafe fn trunc16_8(a: Self::I, b: Self::I) -> Self::I;
+    /// The low halves of the 32-bit lanes of `a` then `b`.
+    unsafe fn trunc32_16(a: Self::I, b: Self::I) -> Self::I;
+
+    unsafe fn addf(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn subf(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn mulf(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn divf(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn sqrtf(a: Self::F) -> Self::F;
+    unsafe fn floorf(a: Self::F) -> Self::F;
+    unsafe fn ceilf(a: Self::F) -> Self::F;
+    unsafe fn truncf(a: Self::F) -> Self::F;
+    /// The instructions: `b` where unordered (as `minps a, b`).
+    unsafe fn minps(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn maxps(a: Self::F, b: Self::F) -> Self::F;
+    /// Rust's `f32::min`/`max` (LLVM's `minnum`, as it lowers it on x86:
+    /// the other operand where one is NaN).
+    unsafe fn minnum(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn maxnum(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn as_bits(a: Self::F) -> Self::I;
+    unsafe fn from_bits(a: Self::I) -> Self::F;
+    /// `i32 as f32`.
+    unsafe fn i32_f32(a: Self::I) -> Self::F;
+    /// `f32 as i32`: saturating, NaN to 0.
+    unsafe fn f32_i32(a: Self::F) -> Self::I;
+}
+
+/// An element type's register at level `X`.
+pub(super) trait Reg<X: Regs>: Copy {
+    type R: Copy;
+    unsafe fn load(p: *const Self) -> Self::R;
+    unsafe fn store(p: *mut Self, v: Self::R);
+}
+
+macro_rules! int_reg {
+    ($($t:ident)*) => {$(
+        impl<X: Regs> Reg<X> for $t {
+            type R = X::I;
+            #[inline(always)]
+            unsafe fn load(p: *const $t) -> X::I { X::li(p.cast()) }
+            #[inline(always)]
+            unsafe fn store(p: *mut $t, v: X::I) { X::si(p.cast(), v) }
+        }
+    )*};
+}
+int_reg!(u8 u16 u32 u64 i8 i16 i32 i64);
+
+impl<X: Regs> Reg<X> for f32 {
+    type R = X::F;
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> X::F {
+        X::lf(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: X::F) {
+        X::sf(p, v)
+    }
+}
+
+/// Lanes of `T` in a register of `X`.
+#[inline(always)]
+const fn lanes<X: Regs, T>() -> usize {
+    X::BYTES / size_of::<T>()
+}
+
+/// `op` register by register, `tail` on the lanes past the last register.
+#[inline(always)]
+unsafe fn zip_r<X: Regs, T: Reg<X>, const N: usize>(
+    a: [T; N],
+    b: [T; N],
+    op: impl Fn(T::R, T::R) -> T::R,
+    tail: impl Fn(T, T) -> T,
+) -> [T; N] {
+    let l = lanes::<X, T>();
+    let mut o = a;
+    let mut i = 0;
+    while i + l <= N {
+        let r = op(T::load(a.as_ptr().add(i)), T::load(b.as_ptr().add(i)));
+        T::store(o.as_mut_ptr().add(i), r);
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i], b[i]);
+        i += 1;
+    }
+    o
+}
+
+/// A conversion of one register of `A` to one of `B` (same lane width).
+#[inline(always)]
+unsafe fn map_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
+    a: [A; N],
+    op: impl Fn(A::R) -> B::R,
+    tail: impl Fn(A) -> B,
+) -> [B; N] {
+    let l = lanes::<X, B>();
+    let mut o = [B::default(); N];
+    let mut i = 0;
+    while i + l <= N {
+        B::store(o.as_mut_ptr().add(i), op(A::load(a.as_ptr().add(i))));
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i]);
+        i += 1;
+    }
+    o
+}
+
+/// A widening: each register of `B` from the lanes of `A` that `load` reads
+/// at a pointer.
+#[inline(always)]
+unsafe fn widen_r<X: Regs, A: Copy, B: Reg<X> + Default, S, const N: usize>(
+    a: [A; N],
+    load: impl Fn(*const u8) -> S,
+    op: impl Fn(S) -> B::R,
+    tail: impl Fn(A) -> B,
+) -> [B; N] {
+    let l = lanes::<X, B>();
+    let mut o = [B::default(); N];
+    let mut i = 0;
+    while i + l <= N {
+        B::store(o.as_mut_ptr().add(i), op(load(a.as_ptr().add(i).cast())));
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i]);
+        i += 1;
+    }
+    o
+}
+
+/// A narrowing by two: each register of `B` from two of `A`.
+#[inline(always)]
+unsafe fn narrow_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
+    a: [A; N],
+    op: impl Fn(A::R, A::R) -> B::R,
+    tail: impl Fn(A) -> B,
+) -> [B; N] {
+    let l = lanes::<X, B>();
+    let mut o = [B::default(); N];
+    let mut i = 0;
+    while i + l <= N {
+        let (x, y) = (
+            A::load(a.as_ptr().add(i)),
+            A::load(a.as_ptr().add(i + l / 2)),
+        );
+        B::store(o.as_mut_ptr().add(i), op(x, y));
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i]);
+        i += 1;
+    }
+    o
+}
+
+/// The high 32 bits of each unsigned 32-bit product `a * m`, for `m` the
+/// same in every lane.
+#[inline(always)]
+unsafe fn mulhi_u32<X: Regs>(a: X::I, m: X::I) -> X::I {
+    let even = X::srl64(X::mul_even_u32(a, m), 32);
+    let odd = X::mul_even_u32(X::srl64(a, 32), m);
+    X::blend_odd32(even, odd)
+}
+
+/// `x as T` of an `f32` register, clamped to `[lo, hi]` first (NaN kept,
+/// then 0): Rust's saturating `as` for targets narrower than `i32`.
+#[inline(always)]
+unsafe fn f32_clamped<X: Regs>(x: X::F, lo: f32, hi: f32) -> X::I {
+    // `maxps(lo, x)` and `minps(hi, x)` give `x` where it is NaN.
+    X::f32_i32(X::minps(X::splatf(hi), X::maxps(X::splatf(lo), x)))
+}
+
+/// How to divide unsigned `BITS`-bit lanes by a divisor `d >= 3` that is
+/// not a power of two (Granlund and Montgomery, "Division by invariant
+/// integers using multiplication"): with `t = mulhi(n, m)`, the quotient is
+/// `t >> shift`, or with `fixup`, `(t + ((n - t) >> 1)) >> shift`.
+struct Reciprocal {
+    m: u64,
+    shift: u32,
+    fixup: bool,
+}
+
+#[inline(always)]
+fn reciprocal<const BITS: u32>(d: u64) -> Reciprocal {
+    // l = ceil(log2 d). With s = l - 1, m = ceil(2^(BITS + s) / d) fits in
+    // BITS bits; it gives the exact quotient of every BITS-bit n when
+    // m * d - 2^(BITS + s) <= 2^s (their theorem 4.2; if any smaller s
+    // works, this one does). Otherwise the BITS + 1-bit multiplier's top
+    // bit is handled by the fixup (their figure 4.1).
+    let l = 64 - (d - 1).leading_zeros();
+    let p = 1u64 << (BITS + l - 1);
+    let m = p.div_ceil(d);
+    if m * d - p <= 1 << (l - 1) {
+        return Reciprocal {
+            m,
+            shift: l - 1,
+            fixup: false,
+        };
+    }
+    Reciprocal {
+        m: ((((1u64 << l) - d) << BITS) / d + 1) & ((1u64 << BITS) - 1),
+        shift: l - 1,
+        fixup: true,
+    }
+}
+
+macro_rules! level {
+    ($level:ident) => {
+        level!(@arith $level; u8: add8 sub8 min_u8 max_u8;);
+        level!(@arith $level; i8: add8 sub8 min_i8 max_i8; abs: abs8;);
+        level!(@arith $level; u16: add16 sub16 min_u16 max_u16; mul: mul16; div_by: div_u16;);
+        level!(@arith $level; i16: add16 sub16 min_i16 max_i16; mul: mul16; abs: abs16;);
+        level!(@arith $level; u32: add32 sub32 min_u32 max_u32; mul: mul32; div_by: div_u32;);
+        level!(@arith $level; i32: add32 sub32 min_i32 max_i32; mul: mul32; abs: abs32;);
+        level!(@arith64 $level; u64);
+        level!(@arith64 $level; i64);
+        impl Arith<f64> for $level {}
+
+        level!(@bits $level; u8;);
+        level!(@bits $level; i8;);
+        level!(@bits $level; u16; shl: sll16; shr: srl16;);
+        level!(@bits $level; i16; shl: sll16; shr: sra16;);
+        level!(@bits $level; u32; shl: sll32; shr: srl32;);
+        level!(@bits $level; i32; shl: sll32; shr: sra32;);
+        level!(@bits $level; u64; shl: sll64; shr: srl64;);
+        level!(@bits $level; i64; shl: sll64;);
+
+        impl Arith<f32> for $level {
+            #[inline(always)]
+            fn add<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::addf(x, y), <f32 as Num>::add) }
+            }
+            #[inline(always)]
+            fn sub<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::subf(x, y), <f32 as Num>::sub) }
+            }
+            #[inline(always)]
+            fn mul<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::mulf(x, y), <f32 as Num>::mul) }
+            }
+            #[inline(always)]
+            fn div<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::divf(x, y), <f32 as Num>::div) }
+            }
+            #[inline(always)]
+            fn div_by<const N: usize>(self, a: [f32; N], d: f32) -> [f32; N] {
+                self.div(a, [d; N])
+            }
+            #[inline(always)]
+            fn min<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::minnum(x, y), <f32 as Num>::min) }
+            }
+            #[inline(always)]
+            fn max<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::maxnum(x, y), <f32 as Num>::max) }
+            }
+            #[inline(always)]
+            fn neg<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                let sign = [f32::from_bits(1 << 31); N];
+                // SAFETY: as above.
+                unsafe {
+                    zip_r::<$level, _, N>(a, sign, |x, s| {
+                        <$level as Regs>::from_bits(<$level as Regs>::xor(<$level as Regs>::as_bits(x), <$level as Regs>::as_bits(s)))
+                    }, |x, _| -x)
+                }
+            }
+            #[inline(always)]
+            fn abs<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                let magnitude = [f32::from_bits(!(1 << 31)); N];
+                // SAFETY: as above.
+                unsafe {
+                    zip_r::<$level, _, N>(a, magnitude, |x, m| {
+                        <$level as Regs>::from_bits(<$level as Regs>::and(<$level as Regs>::as_bits(x), <$level as Regs>::as_bits(m)))
+                    }, |x, _| x.abs())
+                }
+            }
+        }
+        impl Round<f32> for $level {
+            #[inline(always)]
+            fn sqrt<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::sqrtf(x), f32::sqrt) }
+            }
+            #[inline(always)]
+            fn floor<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::floorf(x), f32::floor) }
+            }
+            #[inline(always)]
+            fn ceil<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::ceilf(x), f32::ceil) }
+            }
+            #[inline(always)]
+            fn trunc<const N: usize>(self, a: [f32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::truncf(x), f32::trunc) }
+            }
+        }
+        impl Round<f64> for $level {}
+
+        // Widening integer casts: zero or sign extension by the source.
+        level!(@widen $level; lh; u8 => u16, zx8_16; u8 => i16, zx8_16; i8 => i16, sx8_16;
+            i8 => u16, sx8_16; u16 => u32, zx16_32; u16 => i32, zx16_32; i16 => i32, sx16_32;
+            i16 => u32, sx16_32;);
+        level!(@widen $level; lq; u8 => u32, zx8_32; u8 => i32, zx8_32; i8 => i32, sx8_32;
+            i8 => u32, sx8_32;);
+        // Truncating integer casts.
+        level!(@narrow $level; trunc16_8; u16 => u8; u16 => i8; i16 => u8; i16 => i8;);
+        level!(@narrow $level; trunc32_16; u32 => u16; u32 => i16; i32 => u16; i32 => i16;);
+        level!(@narrow4 $level; u32 => u8 via u16; u32 => i8 via u16; i32 => u8 via u16;
+            i32 => i8 via u16;);
+        // Integers to f32: through i32 where every value fits.
+        impl Convert<i32, f32> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [i32; N]) -> [f32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::i32_f32(x), |x| x as f32) }
+            }
+        }
+        level!(@via_i32 $level; u8 i8 u16 i16);
+        // f32 to integers: Rust's saturating `as`.
+        impl Convert<f32, i32> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [f32; N]) -> [i32; N] {
+                // SAFETY: as above.
+                unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::f32_i32(x), |x| x as i32) }
+            }
+        }
+        level!(@from_f32 $level; u8 i8 u16 i16);
+        level!(@cast_defaults $level;
+            u8: u8 u64 i8 i64 f64; i8: u8 u64 i8 i64 f64;
+            u16: u16 u64 i16 i64 f64; i16: u16 u64 i16 i64 f64;
+            u32: u32 u64 i32 i64 f32 f64; i32: u32 u64 i32 i64 f64;
+            u64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64; i64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            f32: u32 u64 i64 f32 f64; f64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+        );
+    };
+
+    (@arith $level:ident; $t:ident: $add:ident $sub:ident $min:ident $max:ident;
+        $(mul: $mul:ident;)? $(div_by: $div:ident;)? $(abs: $abs:ident;)?) => {
+        impl Arith<$t> for $level {
+            #[inline(always)]
+            fn add<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$add(x, y), <$t as Num>::add) }
+            }
+            #[inline(always)]
+            fn sub<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$sub(x, y), <$t as Num>::sub) }
+            }
+            #[inline(always)]
+            fn min<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$min(x, y), <$t as Num>::min) }
+            }
+            #[inline(always)]
+            fn max<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$max(x, y), <$t as Num>::max) }
+            }
+            #[inline(always)]
+            fn neg<const N: usize>(self, a: [$t; N]) -> [$t; N] {
+                self.sub([0; N], a)
+            }
+            $(
+            #[inline(always)]
+            fn mul<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$mul(x, y), <$t as Num>::mul) }
+            }
+            )?
+            $(
+            #[inline(always)]
+            fn div_by<const N: usize>(self, a: [$t; N], d: $t) -> [$t; N] {
+                level!(@$div $level, self, a, d, N)
+            }
+            )?
+            $(
+            #[inline(always)]
+            fn abs<const N: usize>(self, a: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, a, |x, _| <$level as Regs>::$abs(x), |x, _| <$t as Num>::abs(x)) }
+            }
+            )?
+        }
+    };
+
+    (@div_u16 $level:ident, $self:ident, $a:ident, $d:ident, $n:ident) => {
+        level!(@div $level, $self, $a, $d, $n; u16, 16, |m: u64| <$level as Regs>::splat16(m as u16 as i16),
+            |x, m| <$level as Regs>::mulhi_u16(x, m), add16, sub16, srl16)
+    };
+
+    (@div_u32 $level:ident, $self:ident, $a:ident, $d:ident, $n:ident) => {
+        level!(@div $level, $self, $a, $d, $n; u32, 32, |m: u64| <$level as Regs>::splat32(m as u32 as i32),
+            |x, m| mulhi_u32::<$level>(x, m), add32, sub32, srl32)
+    };
+
+    (@div $level:ident, $self:ident, $a:ident, $d:ident, $n:ident; $t:ident, $bits:literal,
+        $splat:expr, $mulhi:expr, $add:ident, $sub:ident, $srl:ident) => {{
+        if $d <= 1 || $d.is_power_of_two() {
+            return if $d == 0 { [0; $n] } else { Bits::<$t>::shr($self, $a, $d.trailing_zeros()) };
+        }
+        let r = reciprocal::<$bits>($d as u64);
+        let (m, shift) = (r.m, r.shift);
+        // SAFETY: the token proves the level (module docs).
+        unsafe {
+            let m = ($splat)(m);
+            if r.fixup {
+                zip_r::<$level, _, $n>($a, $a, |x, _| {
+                    let t = ($mulhi)(x, m);
+                    let half = <$level as Regs>::$srl(<$level as Regs>::$sub(x, t), 1);
+                    <$level as Regs>::$srl(<$level as Regs>::$add(t, half), shift)
+                }, |x, _| x / $d)
+            } else {
+                zip_r::<$level, _, $n>($a, $a, |x, _| {
+                    <$level as Regs>::$srl(($mulhi)(x, m), shift)
+                }, |x, _| x / $d)
+            }
+        }
+    }};
+
+    (@arith64 $level:ident; $t:ident) => {
+        impl Arith<$t> for $level {
+            #[inline(always)]
+            fn add<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::add64(x, y), <$t as Num>::add) }
+            }
+            #[inline(always)]
+            fn sub<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::sub64(x, y), <$t as Num>::sub) }
+            }
+        }
+    };
+
+    (@bits $level:ident; $t:ident; $(shl: $shl:ident;)? $(shr: $shr:ident;)?) => {
+        impl Bits<$t> for $level {
+            #[inline(always)]
+            fn and<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::and(x, y), <$t as Int>::and) }
+            }
+            #[inline(always)]
+            fn or<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::or(x, y), <$t as Int>::or) }
+            }
+            #[inline(always)]
+            fn xor<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::xor(x, y), <$t as Int>::xor) }
+            }
+            #[inline(always)]
+            fn not<const N: usize>(self, a: [$t; N]) -> [$t; N] {
+                self.xor(a, [!0; N])
+            }
+            $(
+            #[inline(always)]
+            fn shl<const N: usize>(self, a: [$t; N], s: u32) -> [$t; N] {
+                let s = s % <$t>::BITS;
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, a, |x, _| <$level as Regs>::$shl(x, s), |x, _| <$t as Int>::shl(x, s)) }
+            }
+            )?
+            $(
+            #[inline(always)]
+            fn shr<const N: usize>(self, a: [$t; N], s: u32) -> [$t; N] {
+                let s = s % <$t>::BITS;
+                // SAFETY: as above.
+                unsafe { zip_r::<$level, _, N>(a, a, |x, _| <$level as Regs>::$shr(x, s), |x, _| <$t as Int>::shr(x, s)) }
+            }
+            )?
+        }
+    };
+
+    (@widen $level:ident; $load:ident; $($a:ident => $b:ident, $op:ident;)*) => {$(
+        impl Convert<$a, $b> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                // SAFETY: the token proves the level (module docs); `widen_r`
+                // reads the lanes of one register of the result.
+                unsafe {
+                    widen_r::<$level, $a, $b, _, N>(a, |p| <$level as Regs>::$load(p), |x| <$level as Regs>::$op(x), |x| x as $b)
+                }
+            }
+        }
+    )*};
+
+    (@narrow $level:ident; $op:ident; $($a:ident => $b:ident;)*) => {$(
+        impl Convert<$a, $b> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe { narrow_r::<$level, $a, $b, N>(a, |x, y| <$level as Regs>::$op(x, y), |x| x as $b) }
+            }
+        }
+    )*};
+
+    (@narrow4 $level:ident; $($a:ident => $b:ident via $m:ident;)*) => {$(
+        impl Convert<$a, $b> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                let m: [$m; N] = Convert::<$a, $m>::cast(self, a);
+                Convert::<$m, $b>::cast(self, m)
+            }
+        }
+    )*};
+
+    (@via_i32 $level:ident; $($a:ident)*) => {$(
+        impl Convert<$a, f32> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [$a; N]) -> [f32; N] {
+                let wide: [i32; N] = Convert::<$a, i32>::cast(self, a);
+                Convert::<i32, f32>::cast(self, wide)
+            }
+        }
+    )*};
+
+    (@from_f32 $level:ident; $($b:ident)*) => {$(
+        impl Convert<f32, $b> for $level {
+            #[inline(always)]
+            fn cast<const N: usize>(self, a: [f32; N]) -> [$b; N] {
+                let (lo, hi) = (<$b>::MIN as f32, <$b>::MAX as f32);
+                // SAFETY: the token proves the level (module docs).
+                let wide: [i32; N] = unsafe {
+                    map_r::<$level, f32, i32, N>(a, |x| f32_clamped::<$level>(x, lo, hi), |x| x as $b as i32)
+                };
+                Convert::<i32, $b>::cast(self, wide)
+            }
+        }
+    )*};
+
+    (@cast_defaults $level:ident; $($a:ident: $($b:ident)*;)*) => {$($(
+        impl Convert<$a, $b> for $level {}
+    )*)*};
+}
+
+level!(Sse41);
+level!(Avx2);
+level!(Avx512);
+
+/// One-line methods of [`Regs`] that are one intrinsic each.
+macro_rules! direct {
+    ($($name:ident($($arg:ident: $t:ty),*) -> $r:ty = $f:path;)*) => {$(
+        #[inline(always)]
+        unsafe fn $name($($arg: $t),*) -> $r { $f($($arg),*) }
+    )*};
+}
+
+/// Shift methods of [`Regs`]: one intrinsic each, the amount in a register.
+macro_rules! shifts {
+    ($i:ty; $($name:ident = $f:path;)*) => {$(
+        #[inline(always)]
+        unsafe fn $name(a: $i, s: u32) -> $i { $f(a, _mm_cvtsi32_si128(s as i32)) }
+    )*};
+}
+
+/// The registers and instructions of one level whose intrinsics follow the
+/// `_mm{width}_{op}` naming: SSE4.1 and AVX2. `$p` pastes the prefix.
+macro_rules! sse_avx {
+    ($level:ident, $bytes:literal, $i:ty, $f:ty, $h:ty;
+     li: $li:path, si: $si:path, lh: $lh:expr, lq: $lq:expr, lf: $lf:path, sf: $sf:path,
+     set16: $set16:path, set32: $set32:path, setf: $setf:path,
+     add: $add8:path, $add16:path, $add32:path, $add64:path,
+     sub: $sub8:path, $sub16:path, $sub32:path, $sub64:path,
+     mul: $mul16:path, $mul32:path, $mulhi16:path, $mul_epu32:path, $blend_odd32:expr,
+     min: $min_i8:path, $min_u8:path, $min_i16:path, $min_u16:path, $min_i32:path, $min_u32:path,
+     max: $max_i8:path, $max_u8:path, $max_i16:path, $max_u16:path, $max_i32:path, $max_u32:path,
+     abs: $abs8:path, $abs16:path, $abs32:path,
+     bits: $and:path, $or:path, $xor:path,
+     shift: $sll16:path, $sll32:path, $sll64:path, $srl16:path, $srl32:path, $srl64:path,
+            $sra16:path, $sra32:path,
+     widen: $zx8_16:path, $sx8_16:path, $zx16_32:path, $sx16_32:path, $zx8_32:path, $sx8_32:path,
+     trunc: $trunc16_8:expr, $trunc32_16:expr,
+     float: $addf:path, $subf:path, $mulf:path, $divf:path, $sqrtf:path, $round:ident,
+            $minps:path, $maxps:path, $blendv:path, $unord:expr, $ge:expr,
+            $cast_fi:path, $cast_if:path, $cvt_if:path, $cvtt_fi:path) => {
+        impl Regs for $level {
+            const BYTES: usize = $bytes;
+            type I = $i;
+            type F = $f;
+            type H = $h;
+
+            #[inline(always)]
+            unsafe fn li(p: *const u8) -> $i {
+                $li(p.cast())
+            }
+            #[inline(always)]
+            unsafe fn si(p: *mut u8, v: $i) {
+                $si(p.cast(), v)
+            }
+            #[inline(always)]
+            unsafe fn lh(p: *const u8) -> $h {
+                ($lh)(p)
+            }
+            #[inline(always)]
+            unsafe fn lq(p: *const u8) -> __m128i {
+                ($lq)(p)
+            }
+            direct! {
+                lf(p: *const f32) -> $f = $lf;
+            }
+            #[inline(always)]
+            unsafe fn sf(p: *mut f32, v: $f) {
+                $sf(p, v)
+            }
+
+            direct! {
+                splat16(v: i16) -> $i = $set16;
+                splat32(v: i32) -> $i = $set32;
+                splatf(v: f32) -> $f = $setf;
+            }
+
+            direct! {
+                add8(a: $i, b: $i) -> $i = $add8;
+                add16(a: $i, b: $i) -> $i = $add16;
+                add32(a: $i, b: $i) -> $i = $add32;
+                add64(a: $i, b: $i) -> $i = $add64;
+                sub8(a: $i, b: $i) -> $i = $sub8;
+                sub16(a: $i, b: $i) -> $i = $sub16;
+                sub32(a: $i, b: $i) -> $i = $sub32;
+                sub64(a: $i, b: $i) -> $i = $sub64;
+                mul16(a: $i, b: $i) -> $i = $mul16;
+                mul32(a: $i, b: $i) -> $i = $mul32;
+                mulhi_u16(a: $i, b: $i) -> $i = $mulhi16;
+                mul_even_u32(a: $i, b: $i) -> $i = $mul_epu32;
+            }
+            #[inline(always)]
+            unsafe fn blend_odd32(a: $i, b: $i) -> $i {
+                ($blend_odd32)(a, b)
+            }
+            direct! {
+                min_i8(a: $i, b: $i) -> $i = $min_i8;
+                min_u8(a: $i, b: $i) -> $i = $min_u8;
+                min_i16(a: $i, b: $i) -> $i = $min_i16;
+                min_u16(a: $i, b: $i) -> $i = $min_u16;
+                min_i32(a: $i, b: $i) -> $i = $min_i32;
+                min_u32(a: $i, b: $i) -> $i = $min_u32;
+                max_i8(a: $i, b: $i) -> $i = $max_i8;
+                max_u8(a: $i, b: $i) -> $i = $max_u8;
+                max_i16(a: $i, b: $i) -> $i = $max_i16;
+                max_u16(a: $i, b: $i) -> $i = $max_u16;
+                max_i32(a: $i, b: $i) -> $i = $max_i32;
+                max_u32(a: $i, b: $i) -> $i = $max_u32;
+                abs8(a: $i) -> $i = $abs8;
+                abs16(a: $i) -> $i = $abs16;
+                abs32(a: $i) -> $i = $abs32;
+                and(a: $i, b: $i) -> $i = $and;
+                or(a: $i, b: $i) -> $i = $or;
+                xor(a: $i, b: $i) -> $i = $xor;
+            }
+            shifts! { $i;
+                sll16 = $sll16;
+                sll32 = $sll32;
+                sll64 = $sll64;
+                srl16 = $srl16;
+                srl32 = $srl32;
+                srl64 = $srl64;
+                sra16 = $sra16;
+                sra32 = $sra32;
+            }
+
+            direct! {
+                zx8_16(a: $h) -> $i = $zx8_16;
+                sx8_16(a: $h) -> $i = $sx8_16;
+                zx16_32(a: $h) -> $i = $zx16_32;
+                sx16_32(a: $h) -> $i = $sx16_32;
+                zx8_32(a: __m128i) -> $i = $zx8_32;
+                sx8_32(a: __m128i) -> $i = $sx8_32;
+            }
+            #[inline(always)]
+            unsafe fn trunc16_8(a: $i, b: $i) -> $i {
+                ($trunc16_8)(a, b)
+            }
+            #[inline(always)]
+            unsafe fn trunc32_16(a: $i, b: $i) -> $i {
+                ($trunc32_16)(a, b)
+            }
+
+            direct! {
+                addf(a: $f, b: $f) -> $f = $addf;
+                subf(a: $f, b: $f) -> $f = $subf;
+                mulf(a: $f, b: $f) -> $f = $mulf;
+                divf(a: $f, b: $f) -> $f = $divf;
+                sqrtf(a: $f) -> $f = $sqrtf;
+            }
+            #[inline(always)]
+            unsafe fn floorf(a: $f) -> $f {
+                $round::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a)
+            }
+            #[inline(always)]
+            unsafe fn ceilf(a: $f) -> $f {
+                $round::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a)
+            }
+            #[inline(always)]
+            unsafe fn truncf(a: $f) -> $f {
+                $round::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(a)
+            }
+            direct! {
+                minps(a: $f, b: $f) -> $f = $minps;
+                maxps(a: $f, b: $f) -> $f = $maxps;
+            }
+            #[inline(always)]
+            unsafe fn minnum(a: $f, b: $f) -> $f {
+                $blendv($minps(b, a), b, ($unord)(a, a))
+            }
+            #[inline(always)]
+            unsafe fn maxnum(a: $f, b: $f) -> $f {
+                $blendv($maxps(b, a), b, ($unord)(a, a))
+            }
+            direct! {
+                as_bits(a: $f) -> $i = $cast_fi;
+                from_bits(a: $i) -> $f = $cast_if;
+                i32_f32(a: $i) -> $f = $cvt_if;
+            }
+            #[inline(always)]
+            unsafe fn f32_i32(a: $f) -> $i {
+                // `cvttps` gives i32::MIN for NaN and out of range: flip it
+                // to MAX where `a >= 2^31`, and clear it where `a` is NaN.
+                let t = $cvtt_fi(a);
+                let over = $cast_fi(($ge)(a, $setf(2147483648.0)));
+                let nan = $cast_fi(($unord)(a, a));
+                $and($xor(t, over), $xor(nan, $set32(-1)))
+            }
+        }
+    };
+}
+
+sse_avx! {
+    Sse41, 16, __m128i, __m128, __m128i;
+    li: _mm_loadu_si128, si: _mm_storeu_si128,
+    lh: |p: *const u8| _mm_loadl_epi64(p.cast()),
+    lq: |p: *const u8| _mm_cvtsi32_si128(p.cast::<i32>().read_unaligned()),
+    lf: _mm_loadu_ps, sf: _mm_storeu_ps,
+    set16: _mm_set1_epi16, set32: _mm_set1_epi32, setf: _mm_set1_ps,
+    add: _mm_add_epi8, _mm_add_epi16, _mm_add_epi32, _mm_add_epi64,
+    sub: _mm_sub_epi8, _mm_sub_epi16, _mm_sub_epi32, _mm_sub_epi64,
+    mul: _mm_mullo_epi16, _mm_mullo_epi32, _mm_mulhi_epu16, _mm_mul_epu32,
+        |a: __m128i, b: __m128i| _mm_blend_epi16::<0b1100_1100>(a, b),
+    min: _mm_min_epi8, _mm_min_epu8, _mm_min_epi16, _mm_min_epu16, _mm_min_epi32, _mm_min_epu32,
+    max: _mm_max_epi8, _mm_max_epu8, _mm_max_epi16, _mm_max_epu16, _mm_max_epi32, _mm_max_epu32,
+    abs: _mm_abs_epi8, _mm_abs_epi16, _mm_abs_epi32,
+    bits: _mm_and_si128, _mm_or_si128, _mm_xor_si128,
+    shift: _mm_sll_epi16, _mm_sll_epi32, _mm_sll_epi64, _mm_srl_epi16, _mm_srl_epi32,
+        _mm_srl_epi64, _mm_sra_epi16, _mm_sra_epi32,
+    widen: _mm_cvtepu8_epi16, _mm_cvtepi8_epi16, _mm_cvtepu16_epi32, _mm_cvtepi16_epi32,
+        _mm_cvtepu8_epi32, _mm_cvtepi8_epi32,
+    trunc: |a: __m128i, b: __m128i| {
+        let m = _mm_set1_epi16(0xff);
+        _mm_packus_epi16(_mm_and_si128(a, m), _mm_and_si128(b, m))
+    }, |a: __m128i, b: __m128i| {
+        let m = _mm_set1_epi32(0xffff);
+        _mm_packus_epi32(_mm_and_si128(a, m), _mm_and_si128(b, m))
+    },
+    float: _mm_add_ps, _mm_sub_ps, _mm_mul_ps, _mm_div_ps, _mm_sqrt_ps, _mm_round_ps,
+        _mm_min_ps, _mm_max_ps, _mm_blendv_ps, |a: __m128, b: __m128| _mm_cmpunord_ps(a, b),
+        |a: __m128, b: __m128| _mm_cmpge_ps(a, b),
+        _mm_castps_si128, _mm_castsi128_ps, _mm_cvtepi32_ps, _mm_cvttps_epi32
+}
+
+sse_avx! {
+    Avx2, 32, __m256i, __m256, __m128i;
+    li: _mm256_loadu_si256, si: _mm256_storeu_si256,
+    lh: |p: *const u8| _mm_loadu_si128(p.cast()),
+    lq: |p: *const u8| _mm_loadl_epi64(p.cast()),
+    lf: _mm256_loadu_ps, sf: _mm256_storeu_ps,
+    set16: _mm256_set1_epi16, set32: _mm256_set1_epi32,
+    setf: _mm256_set1_ps,
+    add: _mm256_add_epi8, _mm256_add_epi16, _mm256_add_epi32, _mm256_add_epi64,
+    sub: _mm256_sub_epi8, _mm256_sub_epi16, _mm256_sub_epi32, _mm256_sub_epi64,
+    mul: _mm256_mullo_epi16, _mm256_mullo_epi32, _mm256_mulhi_epu16, _mm256_mul_epu32,
+        |a: __m256i, b: __m256i| _mm256_blend_epi32::<0b1010_1010>(a, b),
+    min: _mm256_min_epi8, _mm256_min_epu8, _mm256_min_epi16, _mm256_min_epu16,
+        _mm256_min_epi32, _mm256_min_epu32,
+    max: _mm256_max_epi8, _mm256_max_epu8, _mm256_max_epi16, _mm256_max_epu16,
+        _mm256_max_epi32, _mm256_max_epu32,
+    abs: _mm256_abs_epi8, _mm256_abs_epi16, _mm256_abs_epi32,
+    bits: _mm256_and_si256, _mm256_or_si256, _mm256_xor_si256,
+    shift: _mm256_sll_epi16, _mm256_sll_epi32, _mm256_sll_epi64, _mm256_srl_epi16,
+        _mm256_srl_epi32, _mm256_srl_epi64, _mm256_sra_epi16, _mm256_sra_epi32,
+    widen: _mm256_cvtepu8_epi16, _mm256_cvtepi8_epi16, _mm256_cvtepu16_epi32,
+        _mm256_cvtepi16_epi32, _mm256_cvtepu8_epi32, _mm256_cvtepi8_epi32,
+    // `packus` packs within 128-bit halves: the permutation puts the
+    // quarters back in order (a.lo, a.hi, b.lo, b.hi).
+    trunc: |a: __m256i, b: __m256i| {
+        let m = _mm256_set1_epi16(0xff);
+        let p = _mm256_packus_epi16(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(p)
+    }, |a: __m256i, b: __m256i| {
+        let m = _mm256_set1_epi32(0xffff);
+        let p = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(p)
+    },
+    float: _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_div_ps, _mm256_sqrt_ps,
+        _mm256_round_ps, _mm256_min_ps, _mm256_max_ps, _mm256_blendv_ps,
+        |a: __m256, b: __m256| _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b), |a: __m256, b: __m256| _mm256_cmp_ps::<_CMP_GE_OQ>(a, b),
+        _mm256_castps_si256, _mm256_castsi256_ps, _mm256_cvtepi32_ps, _mm256_cvttps_epi32
+}
+
+/// AVX-512 (F and BW): comparisons give mask registers, truncations are
+/// single instructions.
+impl Regs for Avx512 {
+    const BYTES: usize = 64;
+    type I = __m512i;
+    type F = __m512;
+    type H = __m256i;
+
+    #[inline(always)]
+    unsafe fn li(p: *const u8) -> __m512i {
+        _mm512_loadu_si512(p.cast())
+    }
+    #[inline(always)]
+    unsafe fn si(p: *mut u8, v: __m512i) {
+        _mm512_storeu_si512(p.cast(), v)
+    }
+    #[inline(always)]
+    unsafe fn lh(p: *const u8) -> __m256i {
+        _mm256_loadu_si256(p.cast())
+    }
+    #[inline(always)]
+    unsafe fn lq(p: *const u8) -> __m128i {
+        _mm_loadu_si128(p.cast())
+    }
+    direct! {
+        lf(p: *const f32) -> __m512 = _mm512_loadu_ps;
+    }
+    #[inline(always)]
+    unsafe fn sf(p: *mut f32, v: __m512) {
+        _mm512_storeu_ps(p, v)
+    }
+
+    direct! {
+        splat16(v: i16) -> __m512i = _mm512_set1_epi16;
+        splat32(v: i32) -> __m512i = _mm512_set1_epi32;
+        splatf(v: f32) -> __m512 = _mm512_set1_ps;
+    }
+
+    direct! {
+        add8(a: __m512i, b: __m512i) -> __m512i = _mm512_add_epi8;
+        add16(a: __m512i, b: __m512i) -> __m512i = _mm512_add_epi16;
+        add32(a: __m512i, b: __m512i) -> __m512i = _mm512_add_epi32;
+        add64(a: __m512i, b: __m512i) -> __m512i = _mm512_add_epi64;
+        sub8(a: __m512i, b: __m512i) -> __m512i = _mm512_sub_epi8;
+        sub16(a: __m512i, b: __m512i) -> __m512i = _mm512_sub_epi16;
+        sub32(a: __m512i, b: __m512i) -> __m512i = _mm512_sub_epi32;
+        sub64(a: __m512i, b: __m512i) -> __m512i = _mm512_sub_epi64;
+        mul16(a: __m512i, b: __m512i) -> __m512i = _mm512_mullo_epi16;
+        mul32(a: __m512i, b: __m512i) -> __m512i = _mm512_mullo_epi32;
+        mulhi_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_mulhi_epu16;
+        mul_even_u32(a: __m512i, b: __m512i) -> __m512i = _mm512_mul_epu32;
+    }
+    #[inline(always)]
+    unsafe fn blend_odd32(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_mask_blend_epi32(0b1010_1010_1010_1010, a, b)
+    }
+    direct! {
+        min_i8(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epi8;
+        min_u8(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epu8;
+        min_i16(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epi16;
+        min_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epu16;
+        min_i32(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epi32;
+        min_u32(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epu32;
+        max_i8(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epi8;
+        max_u8(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epu8;
+        max_i16(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epi16;
+        max_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epu16;
+        max_i32(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epi32;
+        max_u32(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epu32;
+        abs8(a: __m512i) -> __m512i = _mm512_abs_epi8;
+        abs16(a: __m512i) -> __m512i = _mm512_abs_epi16;
+        abs32(a: __m512i) -> __m512i = _mm512_abs_epi32;
+        and(a: __m512i, b: __m512i) -> __m512i = _mm512_and_si512;
+        or(a: __m512i, b: __m512i) -> __m512i = _mm512_or_si512;
+        xor(a: __m512i, b: __m512i) -> __m512i = _mm512_xor_si512;
+    }
+    shifts! { __m512i;
+        sll16 = _mm512_sll_epi16;
+        sll32 = _mm512_sll_epi32;
+        sll64 = _mm512_sll_epi64;
+        srl16 = _mm512_srl_epi16;
+        srl32 = _mm512_srl_epi32;
+        srl64 = _mm512_srl_epi64;
+        sra16 = _mm512_sra_epi16;
+        sra32 = _mm512_sra_epi32;
+    }
+
+    direct! {
+        zx8_16(a: __m256i) -> __m512i = _mm512_cvtepu8_epi16;
+        sx8_16(a: __m256i) -> __m512i = _mm512_cvtepi8_epi16;
+        zx16_32(a: __m256i) -> __m512i = _mm512_cvtepu16_epi32;
+        sx16_32(a: __m256i) -> __m512i = _mm512_cvtepi16_epi32;
+        zx8_32(a: __m128i) -> __m512i = _mm512_cvtepu8_epi32;
+        sx8_32(a: __m128i) -> __m512i = _mm512_cvtepi8_epi32;
+    }
+    #[inline(always)]
+    unsafe fn trunc16_8(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtepi16_epi8(b))
+    }
+    #[inline(always)]
+    unsafe fn trunc32_16(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtepi32_epi16(b))
+    }
+
+    direct! {
+        addf(a: __m512, b: __m512) -> __m512 = _mm512_add_ps;
+        subf(a: __m512, b: __m512) -> __m512 = _mm512_sub_ps;
+        mulf(a: __m512, b: __m512) -> __m512 = _mm512_mul_ps;
+        divf(a: __m512, b: __m512) -> __m512 = _mm512_div_ps;
+        sqrtf(a: __m512) -> __m512 = _mm512_sqrt_ps;
+    }
+    #[inline(always)]
+    unsafe fn floorf(a: __m512) -> __m512 {
+        _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a)
+    }
+    #[inline(always)]
+    unsafe fn ceilf(a: __m512) -> __m512 {
+        _mm512_roundscale_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a)
+    }
+    #[inline(always)]
+    unsafe fn truncf(a: __m512) -> __m512 {
+        _mm512_roundscale_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(a)
+    }
+    direct! {
+        minps(a: __m512, b: __m512) -> __m512 = _mm512_min_ps;
+        maxps(a: __m512, b: __m512) -> __m512 = _mm512_max_ps;
+    }
+    #[inline(always)]
+    unsafe fn minnum(a: __m512, b: __m512) -> __m512 {
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
+        _mm512_mask_blend_ps(nan, _mm512_min_ps(b, a), b)
+    }
+    #[inline(always)]
+    unsafe fn maxnum(a: __m512, b: __m512) -> __m512 {
+        let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
+        _mm512_mask_blend_ps(nan, _mm512_max_ps(b, a), b)
+    }
+    direct! {
+        as_bits(a: __m512) -> __m512i = _mm512_castps_si512;
+        from_bits(a: __m512i) -> __m512 = _mm512_castsi512_ps;
+        i32_f32(a: __m512i) -> __m512 = _mm512_cvtepi32_ps;
+    }
+    #[inline(always)]
+    unsafe fn f32_i32(a: __m512) -> __m512i {
+        let t = _mm512_cvttps_epi32(a);
+        let over = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, _mm512_set1_ps(2147483648.0));
+        let ordered = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a, a);
+        let t = _mm512_mask_mov_epi32(t, over, _mm512_set1_epi32(i32::MAX));
+        _mm512_maskz_mov_epi32(ordered, t)
+    }
+}
