@@ -35,6 +35,8 @@ mod x86;
 #[cfg(target_arch = "x86_64")]
 pub use x86::{Avx2, Avx512, Sse41};
 
+use crate::rt::SaturatingCast;
+
 /// The scalar level: the traits' default methods, loops over the lanes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Scalar;
@@ -42,7 +44,7 @@ pub struct Scalar;
 /// The scalar semantics of one element type's arithmetic (design section
 /// 4.5): integers wrap, division is Euclidean and by zero gives zero, float
 /// `min`/`max` ignore a NaN operand.
-pub trait Num: Copy + Default + 'static {
+pub trait Num: Copy + Default + PartialOrd + 'static {
     /// `a + b`, wrapping.
     fn add(a: Self, b: Self) -> Self;
     /// `a - b`, wrapping.
@@ -324,6 +326,72 @@ pub trait Convert<A: CastTo<B>, B: Copy + Default>: Copy {
     }
 }
 
+/// The DSL's saturating cast (`saturating_cast::<B>(a)`) from vectors of `A`
+/// to vectors of `B` at one level.
+pub trait SatConvert<A: SaturatingCast<B> + Copy, B: Copy + Default>: Copy {
+    /// Lane-wise `a` clamped to `B`'s range and converted.
+    #[inline(always)]
+    fn saturating_cast<const N: usize>(self, a: [A; N]) -> [B; N] {
+        map(a, A::saturating_cast)
+    }
+}
+
+/// A comparison of the DSL (`a == b`, ...; every comparison with a NaN is
+/// false except `!=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `a == b`.
+    Eq,
+    /// `a != b`.
+    Ne,
+    /// `a < b`.
+    Lt,
+    /// `a <= b`.
+    Le,
+    /// `a > b`.
+    Gt,
+    /// `a >= b`.
+    Ge,
+}
+
+impl Cmp {
+    /// Whether `a` and `b` compare so.
+    #[inline(always)]
+    pub fn test<C: PartialOrd>(self, a: C, b: C) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+}
+
+/// `select(a cmp b, x, y)` on vectors at one level: a comparison of `C`s
+/// choosing between `T`s lane by lane.
+pub trait Select<C: Num, T: Num>: Copy {
+    /// Lane `i` is `x[i]` where `a[i] cmp b[i]`, else `y[i]`.
+    #[inline(always)]
+    fn select<const N: usize>(
+        self,
+        cmp: Cmp,
+        a: [C; N],
+        b: [C; N],
+        x: [T; N],
+        y: [T; N],
+    ) -> [T; N] {
+        let mut o = x;
+        for i in 0..N {
+            if !cmp.test(a[i], b[i]) {
+                o[i] = y[i];
+            }
+        }
+        o
+    }
+}
+
 /// Implements, for `$level`, every trait above for every type with the
 /// default methods.
 macro_rules! defaults {
@@ -341,6 +409,8 @@ macro_rules! defaults {
     )*};
     (@castto $level:ty; $a:ident; $($b:ident)*) => {$(
         impl $crate::rt::simd::Convert<$a, $b> for $level {}
+        impl $crate::rt::simd::SatConvert<$a, $b> for $level {}
+        impl $crate::rt::simd::Select<$a, $b> for $level {}
     )*};
 }
 

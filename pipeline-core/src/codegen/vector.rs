@@ -470,12 +470,37 @@ impl Lanes<'_, '_> {
             }
             ExprKind::Unary(UnOp::Neg | UnOp::Abs, a) => num(a.ty),
             ExprKind::Unary(UnOp::Not, a) => a.ty.is_int(),
-            ExprKind::Cast(a) => num(a.ty) && num(e.ty),
+            ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => num(a.ty) && num(e.ty),
             ExprKind::Math(MathFn::Sqrt | MathFn::Floor | MathFn::Ceil | MathFn::Trunc, _) => {
                 e.ty.is_float()
             }
             ExprKind::Let { .. } => true,
-            ExprKind::Select(c, a, b) => self.is_uniform(c) && [c, a, b].iter().all(|e| closed(e)),
+            ExprKind::Select(c, a, b) if self.is_uniform(c) => [c, a, b].iter().all(|e| closed(e)),
+            // A comparison choosing between values computed in every lane:
+            // a blend. A load under a branch must also be in the test
+            // (bounds inference may rely on the test for the others, which
+            // stay in the lane loop).
+            ExprKind::Select(c, a, b) => {
+                // Loads as (source, coordinates): call sites differ.
+                let mut tested = Vec::new();
+                c.visit(&mut |n| {
+                    if let ExprKind::Load { source, args, .. } = &n.kind {
+                        tested.push((*source, args.clone()));
+                    }
+                });
+                let safe = |x: &Expr| {
+                    !x.any(&mut |n| match &n.kind {
+                        ExprKind::Load { source, args, .. } => {
+                            !tested.iter().any(|(s, a)| s == source && a == args)
+                        }
+                        _ => false,
+                    })
+                };
+                num(e.ty)
+                    && safe(a)
+                    && safe(b)
+                    && matches!(&c.kind, ExprKind::Binary(op, p, _) if comparison(*op) && num(p.ty))
+            }
             _ => false,
         }
     }
@@ -534,6 +559,17 @@ impl Lanes<'_, '_> {
             // The same branch in every lane (the test of `constant(v)` in
             // a row, once partitioning has dropped the column's half): the
             // branch taken is computed as a vector, with vector loads.
+            ExprKind::Select(c, a, b) if self.explicit(e) && !self.is_uniform(c) => {
+                let ExprKind::Binary(op, p, q) = &c.kind else {
+                    unreachable!("explicit() admits comparisons only")
+                };
+                let cmp = format_ident!("{}", format!("{op:?}"));
+                let (ct, p, q) = (rust_type(p.ty), self.vec(p)?, self.vec(q)?);
+                let (x, y) = (self.vec(a)?, self.vec(b)?);
+                return bind(quote!(
+                    #simd::Select::<#ct, #ty>::select(__isa, #simd::Cmp::#cmp, #p, #q, #x, #y)
+                ));
+            }
             ExprKind::Select(c, a, b) if self.explicit(e) => {
                 let cond = uni(c);
                 let arm = |x: &Expr| -> R<TokenStream> {
@@ -592,7 +628,11 @@ impl Lanes<'_, '_> {
                             UnOp::Not => quote!(#simd::Bits::<#ty>::not(__isa, #x)),
                         })
                     }
-                    ExprKind::Cast(a) if a.ty == e.ty => self.vec(a),
+                    ExprKind::Cast(a) | ExprKind::SaturatingCast(a) if a.ty == e.ty => self.vec(a),
+                    ExprKind::SaturatingCast(a) => {
+                        let (from, x) = (rust_type(a.ty), self.vec(a)?);
+                        bind(quote!(#simd::SatConvert::<#from, #ty>::saturating_cast(__isa, #x)))
+                    }
                     ExprKind::Cast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
                         bind(quote!(#simd::Convert::<#from, #ty>::cast(__isa, #x)))
@@ -810,6 +850,14 @@ fn closed(e: &Expr) -> bool {
         }
     });
     !e.any(&mut |n| matches!(&n.kind, ExprKind::LetVar(id) if !bound.contains(id)))
+}
+
+/// Whether `op` compares.
+fn comparison(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+    )
 }
 
 /// The direct children of `e`, in [`Expr::for_each_child`] order.

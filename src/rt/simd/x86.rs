@@ -14,8 +14,9 @@
 //! the intrinsics are inlined there. A token exists only where the processor
 //! has the level, which makes calling the intrinsics sound.
 
-use super::{Arith, Bits, Convert, Int, Num, Round};
+use super::{Arith, Bits, Cmp, Convert, Int, Num, Round, SatConvert, Select};
 use crate::rt::isa::{detected, Isa};
+use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;
 use core::mem::size_of;
 
@@ -79,6 +80,7 @@ pub(super) trait Regs: Copy {
     unsafe fn lf(p: *const f32) -> Self::F;
     unsafe fn sf(p: *mut f32, v: Self::F);
 
+    unsafe fn splat8(v: i8) -> Self::I;
     unsafe fn splat16(v: i16) -> Self::I;
     unsafe fn splat32(v: i32) -> Self::I;
     unsafe fn splatf(v: f32) -> Self::F;
@@ -127,6 +129,24 @@ pub(super) trait Regs: Copy {
     unsafe fn sra16(a: Self::I, s: u32) -> Self::I;
     unsafe fn sra32(a: Self::I, s: u32) -> Self::I;
 
+    /// `x` where `a == b`, else `y` (lanes of 8, 16, 32 bits).
+    unsafe fn eq8(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    unsafe fn eq16(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    unsafe fn eq32(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    /// `x` where `a > b` (signed), else `y`.
+    unsafe fn gt8(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    unsafe fn gt16(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    unsafe fn gt32(a: Self::I, b: Self::I, x: Self::I, y: Self::I) -> Self::I;
+    /// `x` where `a cmp b` (`f32`), else `y`.
+    unsafe fn selectf(cmp: Cmp, a: Self::F, b: Self::F, x: Self::I, y: Self::I) -> Self::I;
+    /// The lanes of `a` then `b`, narrowed with saturation: signed 16-bit
+    /// to unsigned and signed 8-bit, signed 32-bit to unsigned and signed
+    /// 16-bit.
+    unsafe fn sat16_u8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sat16_i8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sat32_u16(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn sat32_i16(a: Self::I, b: Self::I) -> Self::I;
+
     /// Widening by zero (`zx`) or sign (`sx`) extension.
     unsafe fn zx8_16(a: Self::H) -> Self::I;
     unsafe fn sx8_16(a: Self::H) -> Self::I;
@@ -167,6 +187,9 @@ pub(super) trait Reg<X: Regs>: Copy {
     type R: Copy;
     unsafe fn load(p: *const Self) -> Self::R;
     unsafe fn store(p: *mut Self, v: Self::R);
+    /// The register's bits as an integer register, and back.
+    unsafe fn bits(v: Self::R) -> X::I;
+    unsafe fn from_bits(v: X::I) -> Self::R;
 }
 
 macro_rules! int_reg {
@@ -177,6 +200,10 @@ macro_rules! int_reg {
             unsafe fn load(p: *const $t) -> X::I { X::li(p.cast()) }
             #[inline(always)]
             unsafe fn store(p: *mut $t, v: X::I) { X::si(p.cast(), v) }
+            #[inline(always)]
+            unsafe fn bits(v: X::I) -> X::I { v }
+            #[inline(always)]
+            unsafe fn from_bits(v: X::I) -> X::I { v }
         }
     )*};
 }
@@ -191,6 +218,14 @@ impl<X: Regs> Reg<X> for f32 {
     #[inline(always)]
     unsafe fn store(p: *mut f32, v: X::F) {
         X::sf(p, v)
+    }
+    #[inline(always)]
+    unsafe fn bits(v: X::F) -> X::I {
+        X::as_bits(v)
+    }
+    #[inline(always)]
+    unsafe fn from_bits(v: X::I) -> X::F {
+        X::from_bits(v)
     }
 }
 
@@ -287,6 +322,34 @@ unsafe fn narrow_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
     }
     while i < N {
         o[i] = tail(a[i]);
+        i += 1;
+    }
+    o
+}
+
+/// A selection between `x` and `y` by a comparison of `a` and `b` (lanes of
+/// the same width), register by register.
+#[inline(always)]
+unsafe fn select_r<X: Regs, C: Reg<X>, T: Reg<X>, const N: usize>(
+    [a, b]: [[C; N]; 2],
+    [x, y]: [[T; N]; 2],
+    op: impl Fn(C::R, C::R, X::I, X::I) -> X::I,
+    tail: impl Fn(C, C, T, T) -> T,
+) -> [T; N] {
+    let l = lanes::<X, T>();
+    let mut o = x;
+    let mut i = 0;
+    while i + l <= N {
+        let (p, q) = (C::load(a.as_ptr().add(i)), C::load(b.as_ptr().add(i)));
+        let (u, v) = (T::load(x.as_ptr().add(i)), T::load(y.as_ptr().add(i)));
+        T::store(
+            o.as_mut_ptr().add(i),
+            T::from_bits(op(p, q, T::bits(u), T::bits(v))),
+        );
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i], b[i], x[i], y[i]);
         i += 1;
     }
     o
@@ -473,14 +536,140 @@ macro_rules! level {
             }
         }
         level!(@from_f32 $level; u8 i8 u16 i16);
-        level!(@cast_defaults $level;
+        level!(@defaults $level; Convert;
             u8: u8 u64 i8 i64 f64; i8: u8 u64 i8 i64 f64;
             u16: u16 u64 i16 i64 f64; i16: u16 u64 i16 i64 f64;
             u32: u32 u64 i32 i64 f32 f64; i32: u32 u64 i32 i64 f64;
             u64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64; i64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
             f32: u32 u64 i64 f32 f64; f64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
         );
+
+        // Saturating narrowing: `packus`/`packs`, unsigned sources clamped
+        // to the signed range first.
+        level!(@sat $level; i16 => u8, sat16_u8, |x| x; i16 => i8, sat16_i8, |x| x;
+            i32 => u16, sat32_u16, |x| x; i32 => i16, sat32_i16, |x| x;
+            u16 => u8, sat16_u8, |x| <$level as Regs>::min_u16(x, <$level as Regs>::splat16(255));
+            u32 => u16, sat32_u16,
+                |x| <$level as Regs>::min_u32(x, <$level as Regs>::splat32(65535));
+        );
+        level!(@sat_via $level; i32 => u8 via i16; i32 => i8 via i16; u32 => u8 via u16;);
+        // Float to integer casts saturate already.
+        level!(@sat_as $level; f32 => u8 i8 u16 i16 i32);
+        level!(@defaults $level; SatConvert;
+            u8: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64; u16: u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            u32: u32 u64 i8 i16 i32 i64 f32 f64; u64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            i8: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64; i16: u16 u32 u64 i16 i32 i64 f32 f64;
+            i32: u32 u64 i32 i64 f32 f64; i64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            f32: u32 u64 i64 f32 f64; f64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+        );
+
+        // Compare and select in lanes of one width.
+        level!(@select_int $level; eq8 gt8 splat8 i8; u8 => u8 i8; i8 => u8 i8;);
+        level!(@select_int $level; eq16 gt16 splat16 i16; u16 => u16 i16; i16 => u16 i16;);
+        level!(@select_int $level; eq32 gt32 splat32 i32; u32 => u32 i32 f32; i32 => u32 i32 f32;);
+        level!(@select_f32 $level; u32 i32 f32);
+        level!(@defaults $level; Select;
+            u8: u16 u32 u64 i16 i32 i64 f32 f64; u16: u8 u32 u64 i8 i32 i64 f32 f64;
+            u32: u8 u16 u64 i8 i16 i64 f64; u64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            i8: u16 u32 u64 i16 i32 i64 f32 f64; i16: u8 u32 u64 i8 i32 i64 f32 f64;
+            i32: u8 u16 u64 i8 i16 i64 f64; i64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+            f32: u8 u16 u64 i8 i16 i64 f64; f64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
+        );
     };
+
+    (@sat $level:ident; $($a:ident => $b:ident, $op:ident, $clamp:expr;)*) => {$(
+        impl SatConvert<$a, $b> for $level {
+            #[inline(always)]
+            fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe {
+                    narrow_r::<$level, $a, $b, N>(a, |x, y| {
+                        <$level as Regs>::$op(($clamp)(x), ($clamp)(y))
+                    }, <$a as SaturatingCast<$b>>::saturating_cast)
+                }
+            }
+        }
+    )*};
+
+    (@sat_via $level:ident; $($a:ident => $b:ident via $m:ident;)*) => {$(
+        impl SatConvert<$a, $b> for $level {
+            #[inline(always)]
+            fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                let m: [$m; N] = SatConvert::<$a, $m>::saturating_cast(self, a);
+                SatConvert::<$m, $b>::saturating_cast(self, m)
+            }
+        }
+    )*};
+
+    (@sat_as $level:ident; $a:ident => $($b:ident)*) => {$(
+        impl SatConvert<$a, $b> for $level {
+            #[inline(always)]
+            fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                Convert::<$a, $b>::cast(self, a)
+            }
+        }
+    )*};
+
+    (@select_int $level:ident; $eq:ident $gt:ident $splat:ident $s:ident; $($c:ident => $($t:ident)*;)*) => {$($(
+        impl Select<$c, $t> for $level {
+            #[inline(always)]
+            fn select<const N: usize>(
+                self,
+                cmp: Cmp,
+                a: [$c; N],
+                b: [$c; N],
+                x: [$t; N],
+                y: [$t; N],
+            ) -> [$t; N] {
+                // Only == and > are instructions: the other comparisons
+                // swap the operands or the choices.
+                let (a, b, x, y, eq) = match cmp {
+                    Cmp::Eq => (a, b, x, y, true),
+                    Cmp::Ne => (a, b, y, x, true),
+                    Cmp::Gt => (a, b, x, y, false),
+                    Cmp::Le => (a, b, y, x, false),
+                    Cmp::Lt => (b, a, x, y, false),
+                    Cmp::Ge => (b, a, y, x, false),
+                };
+                // Unsigned order is the signed order of the values with
+                // their top bits flipped.
+                let flip: $s = if <$c>::MIN == 0 { <$s>::MIN } else { 0 };
+                // SAFETY: the token proves the level (module docs).
+                unsafe {
+                    let f = <$level as Regs>::$splat(flip);
+                    select_r::<$level, $c, $t, N>([a, b], [x, y], |a, b, x, y| {
+                        if eq {
+                            <$level as Regs>::$eq(a, b, x, y)
+                        } else {
+                            let (a, b) = (<$level as Regs>::xor(a, f), <$level as Regs>::xor(b, f));
+                            <$level as Regs>::$gt(a, b, x, y)
+                        }
+                    }, |a, b, x, y| if (eq && a == b) || (!eq && a > b) { x } else { y })
+                }
+            }
+        }
+    )*)*};
+
+    (@select_f32 $level:ident; $($t:ident)*) => {$(
+        impl Select<f32, $t> for $level {
+            #[inline(always)]
+            fn select<const N: usize>(
+                self,
+                cmp: Cmp,
+                a: [f32; N],
+                b: [f32; N],
+                x: [$t; N],
+                y: [$t; N],
+            ) -> [$t; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe {
+                    select_r::<$level, f32, $t, N>([a, b], [x, y], |a, b, x, y| {
+                        <$level as Regs>::selectf(cmp, a, b, x, y)
+                    }, |a, b, x, y| if cmp.test(a, b) { x } else { y })
+                }
+            }
+        }
+    )*};
 
     (@arith $level:ident; $t:ident: $add:ident $sub:ident $min:ident $max:ident;
         $(mul: $mul:ident;)? $(div_by: $div:ident;)? $(abs: $abs:ident;)?) => {
@@ -678,8 +867,8 @@ macro_rules! level {
         }
     )*};
 
-    (@cast_defaults $level:ident; $($a:ident: $($b:ident)*;)*) => {$($(
-        impl Convert<$a, $b> for $level {}
+    (@defaults $level:ident; $tr:ident; $($a:ident: $($b:ident)*;)*) => {$($(
+        impl $tr<$a, $b> for $level {}
     )*)*};
 }
 
@@ -708,7 +897,7 @@ macro_rules! shifts {
 macro_rules! sse_avx {
     ($level:ident, $bytes:literal, $i:ty, $f:ty, $h:ty;
      li: $li:path, si: $si:path, lh: $lh:expr, lq: $lq:expr, lf: $lf:path, sf: $sf:path,
-     set16: $set16:path, set32: $set32:path, setf: $setf:path,
+     set8: $set8:path, set16: $set16:path, set32: $set32:path, setf: $setf:path,
      add: $add8:path, $add16:path, $add32:path, $add64:path,
      sub: $sub8:path, $sub16:path, $sub32:path, $sub64:path,
      mul: $mul16:path, $mul32:path, $mulhi16:path, $mul_epu32:path, $blend_odd32:expr,
@@ -720,6 +909,9 @@ macro_rules! sse_avx {
             $sra16:path, $sra32:path,
      widen: $zx8_16:path, $sx8_16:path, $zx16_32:path, $sx16_32:path, $zx8_32:path, $sx8_32:path,
      trunc: $trunc16_8:expr, $trunc32_16:expr,
+     sat: $sat16_u8:expr, $sat16_i8:expr, $sat32_u16:expr, $sat32_i16:expr,
+     cmp: $cmpeq8:path, $cmpeq16:path, $cmpeq32:path, $cmpgt8:path, $cmpgt16:path, $cmpgt32:path,
+          $blendv8:path, $cmpf:expr,
      float: $addf:path, $subf:path, $mulf:path, $divf:path, $sqrtf:path, $round:ident,
             $minps:path, $maxps:path, $blendv:path, $unord:expr, $ge:expr,
             $cast_fi:path, $cast_if:path, $cvt_if:path, $cvtt_fi:path) => {
@@ -754,6 +946,7 @@ macro_rules! sse_avx {
             }
 
             direct! {
+                splat8(v: i8) -> $i = $set8;
                 splat16(v: i16) -> $i = $set16;
                 splat32(v: i32) -> $i = $set32;
                 splatf(v: f32) -> $f = $setf;
@@ -806,6 +999,51 @@ macro_rules! sse_avx {
                 srl64 = $srl64;
                 sra16 = $sra16;
                 sra32 = $sra32;
+            }
+
+            #[inline(always)]
+            unsafe fn eq8(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpeq8(a, b))
+            }
+            #[inline(always)]
+            unsafe fn eq16(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpeq16(a, b))
+            }
+            #[inline(always)]
+            unsafe fn eq32(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpeq32(a, b))
+            }
+            #[inline(always)]
+            unsafe fn gt8(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpgt8(a, b))
+            }
+            #[inline(always)]
+            unsafe fn gt16(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpgt16(a, b))
+            }
+            #[inline(always)]
+            unsafe fn gt32(a: $i, b: $i, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cmpgt32(a, b))
+            }
+            #[inline(always)]
+            unsafe fn selectf(cmp: Cmp, a: $f, b: $f, x: $i, y: $i) -> $i {
+                $blendv8(y, x, $cast_fi(($cmpf)(cmp, a, b)))
+            }
+            #[inline(always)]
+            unsafe fn sat16_u8(a: $i, b: $i) -> $i {
+                ($sat16_u8)(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sat16_i8(a: $i, b: $i) -> $i {
+                ($sat16_i8)(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sat32_u16(a: $i, b: $i) -> $i {
+                ($sat32_u16)(a, b)
+            }
+            #[inline(always)]
+            unsafe fn sat32_i16(a: $i, b: $i) -> $i {
+                ($sat32_i16)(a, b)
             }
 
             direct! {
@@ -880,7 +1118,7 @@ sse_avx! {
     lh: |p: *const u8| _mm_loadl_epi64(p.cast()),
     lq: |p: *const u8| _mm_cvtsi32_si128(p.cast::<i32>().read_unaligned()),
     lf: _mm_loadu_ps, sf: _mm_storeu_ps,
-    set16: _mm_set1_epi16, set32: _mm_set1_epi32, setf: _mm_set1_ps,
+    set8: _mm_set1_epi8, set16: _mm_set1_epi16, set32: _mm_set1_epi32, setf: _mm_set1_ps,
     add: _mm_add_epi8, _mm_add_epi16, _mm_add_epi32, _mm_add_epi64,
     sub: _mm_sub_epi8, _mm_sub_epi16, _mm_sub_epi32, _mm_sub_epi64,
     mul: _mm_mullo_epi16, _mm_mullo_epi32, _mm_mulhi_epu16, _mm_mul_epu32,
@@ -900,6 +1138,20 @@ sse_avx! {
         let m = _mm_set1_epi32(0xffff);
         _mm_packus_epi32(_mm_and_si128(a, m), _mm_and_si128(b, m))
     },
+    sat: |a: __m128i, b: __m128i| _mm_packus_epi16(a, b),
+        |a: __m128i, b: __m128i| _mm_packs_epi16(a, b),
+        |a: __m128i, b: __m128i| _mm_packus_epi32(a, b),
+        |a: __m128i, b: __m128i| _mm_packs_epi32(a, b),
+    cmp: _mm_cmpeq_epi8, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpgt_epi8, _mm_cmpgt_epi16,
+        _mm_cmpgt_epi32, _mm_blendv_epi8,
+        |c: Cmp, a: __m128, b: __m128| match c {
+            Cmp::Eq => _mm_cmpeq_ps(a, b),
+            Cmp::Ne => _mm_cmpneq_ps(a, b),
+            Cmp::Lt => _mm_cmplt_ps(a, b),
+            Cmp::Le => _mm_cmple_ps(a, b),
+            Cmp::Gt => _mm_cmpgt_ps(a, b),
+            Cmp::Ge => _mm_cmpge_ps(a, b),
+        },
     float: _mm_add_ps, _mm_sub_ps, _mm_mul_ps, _mm_div_ps, _mm_sqrt_ps, _mm_round_ps,
         _mm_min_ps, _mm_max_ps, _mm_blendv_ps, |a: __m128, b: __m128| _mm_cmpunord_ps(a, b),
         |a: __m128, b: __m128| _mm_cmpge_ps(a, b),
@@ -912,7 +1164,7 @@ sse_avx! {
     lh: |p: *const u8| _mm_loadu_si128(p.cast()),
     lq: |p: *const u8| _mm_loadl_epi64(p.cast()),
     lf: _mm256_loadu_ps, sf: _mm256_storeu_ps,
-    set16: _mm256_set1_epi16, set32: _mm256_set1_epi32,
+    set8: _mm256_set1_epi8, set16: _mm256_set1_epi16, set32: _mm256_set1_epi32,
     setf: _mm256_set1_ps,
     add: _mm256_add_epi8, _mm256_add_epi16, _mm256_add_epi32, _mm256_add_epi64,
     sub: _mm256_sub_epi8, _mm256_sub_epi16, _mm256_sub_epi32, _mm256_sub_epi64,
@@ -939,6 +1191,20 @@ sse_avx! {
         let p = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
         _mm256_permute4x64_epi64::<0b11_01_10_00>(p)
     },
+    sat: |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b)),
+        |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b)),
+        |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b)),
+        |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(a, b)),
+    cmp: _mm256_cmpeq_epi8, _mm256_cmpeq_epi16, _mm256_cmpeq_epi32, _mm256_cmpgt_epi8,
+        _mm256_cmpgt_epi16, _mm256_cmpgt_epi32, _mm256_blendv_epi8,
+        |c: Cmp, a: __m256, b: __m256| match c {
+            Cmp::Eq => _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b),
+            Cmp::Ne => _mm256_cmp_ps::<_CMP_NEQ_UQ>(a, b),
+            Cmp::Lt => _mm256_cmp_ps::<_CMP_LT_OQ>(a, b),
+            Cmp::Le => _mm256_cmp_ps::<_CMP_LE_OQ>(a, b),
+            Cmp::Gt => _mm256_cmp_ps::<_CMP_GT_OQ>(a, b),
+            Cmp::Ge => _mm256_cmp_ps::<_CMP_GE_OQ>(a, b),
+        },
     float: _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_div_ps, _mm256_sqrt_ps,
         _mm256_round_ps, _mm256_min_ps, _mm256_max_ps, _mm256_blendv_ps,
         |a: __m256, b: __m256| _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b), |a: __m256, b: __m256| _mm256_cmp_ps::<_CMP_GE_OQ>(a, b),
@@ -978,6 +1244,7 @@ impl Regs for Avx512 {
     }
 
     direct! {
+        splat8(v: i8) -> __m512i = _mm512_set1_epi8;
         splat16(v: i16) -> __m512i = _mm512_set1_epi16;
         splat32(v: i32) -> __m512i = _mm512_set1_epi32;
         splatf(v: f32) -> __m512 = _mm512_set1_ps;
@@ -1030,6 +1297,65 @@ impl Regs for Avx512 {
         srl64 = _mm512_srl_epi64;
         sra16 = _mm512_sra_epi16;
         sra32 = _mm512_sra_epi32;
+    }
+
+    #[inline(always)]
+    unsafe fn eq8(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi8(_mm512_cmpeq_epi8_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn eq16(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn eq32(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn gt8(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi8(_mm512_cmpgt_epi8_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn gt16(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn gt32(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+        _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(a, b), y, x)
+    }
+    #[inline(always)]
+    unsafe fn selectf(cmp: Cmp, a: __m512, b: __m512, x: __m512i, y: __m512i) -> __m512i {
+        let k = match cmp {
+            Cmp::Eq => _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b),
+            Cmp::Ne => _mm512_cmp_ps_mask::<_CMP_NEQ_UQ>(a, b),
+            Cmp::Lt => _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b),
+            Cmp::Le => _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b),
+            Cmp::Gt => _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b),
+            Cmp::Ge => _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b),
+        };
+        _mm512_mask_blend_epi32(k, y, x)
+    }
+    #[inline(always)]
+    unsafe fn sat16_u8(a: __m512i, b: __m512i) -> __m512i {
+        let z = _mm512_setzero_si512();
+        let lo = _mm512_castsi256_si512(_mm512_cvtusepi16_epi8(_mm512_max_epi16(a, z)));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtusepi16_epi8(_mm512_max_epi16(b, z)))
+    }
+    #[inline(always)]
+    unsafe fn sat16_i8(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_castsi256_si512(_mm512_cvtsepi16_epi8(a));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtsepi16_epi8(b))
+    }
+    #[inline(always)]
+    unsafe fn sat32_u16(a: __m512i, b: __m512i) -> __m512i {
+        let z = _mm512_setzero_si512();
+        let lo = _mm512_castsi256_si512(_mm512_cvtusepi32_epi16(_mm512_max_epi32(a, z)));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtusepi32_epi16(_mm512_max_epi32(b, z)))
+    }
+    #[inline(always)]
+    unsafe fn sat32_i16(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_castsi256_si512(_mm512_cvtsepi32_epi16(a));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtsepi32_epi16(b))
     }
 
     direct! {
