@@ -622,8 +622,21 @@ macro_rules! arith {
                 BinOp::Mul => a * b,
                 BinOp::Div => a / b,
                 BinOp::Rem => a - b * (a / b).floor(),
-                BinOp::Min => a.min(b),
-                _ => a.max(b),
+                // As `rt::FloatOps::min_f`: NaN ignored, the first on ties.
+                BinOp::Min => {
+                    if b < a || a.is_nan() {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                _ => {
+                    if b > a || a.is_nan() {
+                        b
+                    } else {
+                        a
+                    }
+                }
             }
         }
     };

@@ -60,6 +60,13 @@ pub trait FloatOps: Copy {
     /// The floored remainder `a - b * floor(a / b)`, which has the sign of `b`
     /// (like Halide's float `%`, unlike Rust's, which has the sign of `a`).
     fn rem_f(self, rhs: Self) -> Self;
+    /// The smaller of `self` and `rhs`, a NaN operand ignored, and `self`
+    /// when they are equal: `min_f(0.0, -0.0)` is `0.0`. Rust's `min` leaves
+    /// the zero unspecified (optimized builds differ from debug builds);
+    /// this is what the vector instructions give at every level.
+    fn min_f(self, rhs: Self) -> Self;
+    /// The larger, as [`FloatOps::min_f`].
+    fn max_f(self, rhs: Self) -> Self;
 }
 
 macro_rules! impl_float_ops {
@@ -71,6 +78,14 @@ macro_rules! impl_float_ops {
                     // Written out exactly so that every back end (scalar, SIMD,
                     // CUDA) rounds the same way.
                     self - rhs * (self / rhs).floor()
+                }
+                #[inline(always)]
+                fn min_f(self, rhs: Self) -> Self {
+                    if rhs < self || self.is_nan() { rhs } else { self }
+                }
+                #[inline(always)]
+                fn max_f(self, rhs: Self) -> Self {
+                    if rhs > self || self.is_nan() { rhs } else { self }
                 }
             }
         )*
@@ -105,6 +120,18 @@ mod tests {
                 assert_eq!((a.div_e(b), a.rem_e(b)), expected, "{a} / {b}");
             }
         }
+    }
+
+    #[test]
+    fn float_min_max_ignore_nan_and_keep_the_first_zero() {
+        assert_eq!(1.0f32.min_f(f32::NAN), 1.0);
+        assert_eq!(f32::NAN.max_f(-1.0), -1.0);
+        assert!(f64::NAN.min_f(f64::NAN).is_nan());
+        assert_eq!(0.0f32.min_f(-0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!((-0.0f32).min_f(0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(0.0f64.max_f(-0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(2.5f64.max_f(3.0), 3.0);
+        assert_eq!(f32::NEG_INFINITY.min_f(-1.0), f32::NEG_INFINITY);
     }
 
     #[test]

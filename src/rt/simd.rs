@@ -43,7 +43,8 @@ pub struct Scalar;
 
 /// The scalar semantics of one element type's arithmetic (design section
 /// 4.5): integers wrap, division is Euclidean and by zero gives zero, float
-/// `min`/`max` ignore a NaN operand.
+/// `min`/`max` ignore a NaN operand and give the first on ties
+/// ([`crate::rt::FloatOps::min_f`]).
 pub trait Num: Copy + Default + PartialOrd + 'static {
     /// `a + b`, wrapping.
     fn add(a: Self, b: Self) -> Self;
@@ -151,9 +152,9 @@ macro_rules! float_num {
             #[inline(always)]
             fn div(a: $t, b: $t) -> $t { a / b }
             #[inline(always)]
-            fn min(a: $t, b: $t) -> $t { a.min(b) }
+            fn min(a: $t, b: $t) -> $t { crate::rt::FloatOps::min_f(a, b) }
             #[inline(always)]
-            fn max(a: $t, b: $t) -> $t { a.max(b) }
+            fn max(a: $t, b: $t) -> $t { crate::rt::FloatOps::max_f(a, b) }
             #[inline(always)]
             fn neg(a: $t) -> $t { -a }
             #[inline(always)]

@@ -170,8 +170,8 @@ pub(super) trait Regs: Copy {
     /// The instructions: `b` where unordered (as `minps a, b`).
     unsafe fn minps(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn maxps(a: Self::F, b: Self::F) -> Self::F;
-    /// Rust's `f32::min`/`max` (LLVM's `minnum`, as it lowers it on x86:
-    /// the other operand where one is NaN).
+    /// The DSL's `min`/`max` (`rt::FloatOps::min_f`): the other operand
+    /// where one is NaN, the first on ties.
     unsafe fn minnum(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn maxnum(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn as_bits(a: Self::F) -> Self::I;

@@ -1,0 +1,776 @@
+//! The vector operations of `pipeline::rt::simd` against the scalar semantics
+//! of the DSL, lane by lane and bit for bit, at every instruction-set level
+//! this processor has (`Scalar`, and on x86-64 `Sse41`, `Avx2`, `Avx512`).
+//!
+//! The x86 levels compute whole registers with `core::arch` code and the lanes
+//! past the last whole register with the scalar semantics, so each operation
+//! runs on vectors of several lengths: 64 lanes (whole registers of every type
+//! at every level), 131 (whole registers and a ragged tail), 37 and 3. The
+//! inputs hold every type's edge values (0, ±1, MIN, MAX, values around 2^8,
+//! 2^16, 2^31 for integers; ±0, infinities, NaN, subnormals, values at the
+//! limits of the integer types for floats) in every pair `(a, b)`, among
+//! pseudo-random noise; the 8-bit types also get every pair. Division by one
+//! divisor (`div_by`, a multiply-high by a reciprocal on x86) is checked for
+//! many divisors of every type, for every `u16` dividend, for every `u16`
+//! divisor (with the dividends where a reciprocal goes wrong first) and for
+//! many random `u32` operands; shifts for every amount up to twice the width;
+//! casts for all 100 ordered pairs of types.
+//!
+//! The reference semantics are written here, independently of the library
+//! (whose `Num`, `Int`, `Float` and `CastTo` traits appear only as the bounds
+//! its operations require): integers wrap, division is Euclidean with
+//! `x / 0 == 0`, float `min`/`max` ignore a NaN operand and give the first
+//! operand on ties (so `min(0.0, -0.0)` is `0.0`, which Rust's `f32::min`
+//! leaves unspecified), shifts take the amount modulo the width, casts are
+//! `as`, comparisons with a NaN are false except `!=`. Saturating casts are
+//! checked against `pipeline::rt::SaturatingCast`, the scalar definition
+//! (with its own tests). Results must match exactly; a float result may
+//! differ from the reference only in the payload of a NaN.
+
+use pipeline::rt::simd::{
+    Arith, Bits, CastTo, Cmp, Convert, Float, Int, Num, Round, SatConvert, Scalar, Select,
+};
+#[cfg(target_arch = "x86_64")]
+use pipeline::rt::simd::{Avx2, Avx512, Sse41};
+use pipeline::rt::SaturatingCast;
+use std::any::type_name;
+use std::fmt::Debug;
+use std::hint::black_box;
+
+/// Runs `$body` once per instruction-set level this processor has, with
+/// `$level` bound to the level's token.
+macro_rules! each_level {
+    (|$level:ident| $body:expr) => {{
+        let $level = Scalar;
+        $body;
+        #[cfg(target_arch = "x86_64")]
+        {
+            match Sse41::new() {
+                Some($level) => $body,
+                None => skipped("Sse41"),
+            }
+            match Avx2::new() {
+                Some($level) => $body,
+                None => skipped("Avx2"),
+            }
+            match Avx512::new() {
+                Some($level) => $body,
+                None => skipped("Avx512"),
+            }
+        }
+    }};
+}
+
+/// Calls `$check::<$generics.., N>($args)` for every vector length `N`: a
+/// tiny one, one below a 512-bit register of bytes, whole 512-bit registers
+/// of every type, and whole registers with a ragged tail.
+macro_rules! at_lengths {
+    ($check:ident::<$($g:ty),*>($($arg:expr),*)) => {
+        $check::<$($g,)* 3>($($arg),*);
+        $check::<$($g,)* 37>($($arg),*);
+        $check::<$($g,)* 64>($($arg),*);
+        $check::<$($g,)* 131>($($arg),*);
+    };
+}
+
+/// Notes a level that this processor lacks (its checks do not run).
+fn skipped(level: &str) {
+    eprintln!("{level}: not available on this processor, not checked");
+}
+
+/// The short name of a level or element type.
+fn name<T>() -> &'static str {
+    let full = type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+/// The checks that found wrong lanes, reported together at the end of a test.
+#[derive(Default)]
+struct Mismatches(Vec<String>);
+
+impl Mismatches {
+    /// Fails the test if any check found wrong lanes.
+    fn assert_none(self) {
+        assert!(
+            self.0.is_empty(),
+            "{} checks have wrong lanes (the first lanes of each are printed above):\n{}",
+            self.0.len(),
+            self.0.join("\n")
+        );
+    }
+}
+
+/// The checks of one level and type at length `N`; `at` names them.
+struct At<'a, const N: usize> {
+    m: &'a mut Mismatches,
+    at: String,
+}
+
+impl<'a, const N: usize> At<'a, N> {
+    /// The checks of level `L` on type `ty` (a name).
+    fn new<L>(m: &'a mut Mismatches, ty: &str) -> At<'a, N> {
+        let at = format!("{} {ty} N={N}", name::<L>());
+        At { m, at }
+    }
+
+    /// Runs `f` on `inputs`, `N` lanes at a time (the last vector wraps
+    /// around to the first inputs), and compares every lane with `reference`
+    /// of its input; `op` names the operation.
+    fn one<I: Copy + Debug, B: Lane>(
+        &mut self,
+        op: &str,
+        inputs: &[I],
+        f: impl Fn([I; N]) -> [B; N],
+        reference: impl Fn(I) -> B,
+    ) {
+        let mut wrong = 0;
+        for start in (0..inputs.len()).step_by(N) {
+            let xs: [I; N] = std::array::from_fn(|i| inputs[(start + i) % inputs.len()]);
+            let got = f(xs);
+            for (lane, (&x, &got)) in xs.iter().zip(&got).enumerate() {
+                let want = reference(x);
+                if !B::same(got, want) {
+                    wrong += 1;
+                    if wrong <= 5 {
+                        eprintln!(
+                            "{} {op}, lane {lane}: input {x:?}: got {got:?}, want {want:?}",
+                            self.at
+                        );
+                    }
+                }
+            }
+        }
+        if wrong > 0 {
+            let summary = format!("{} {op}: {wrong} wrong lanes", self.at);
+            self.m.0.push(summary);
+        }
+    }
+
+    /// [`At::one`] of a two-operand operation on pairs `(a, b)`.
+    fn two<T: Lane>(
+        &mut self,
+        op: &str,
+        pairs: &[(T, T)],
+        f: impl Fn([T; N], [T; N]) -> [T; N],
+        reference: impl Fn(T, T) -> T,
+    ) {
+        let f = |x: [(T, T); N]| f(x.map(|p| p.0), x.map(|p| p.1));
+        self.one(op, pairs, f, |(a, b)| reference(a, b));
+    }
+}
+
+/// A xorshift64* generator: deterministic noise without dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// `n` values of noise of type `T`.
+    fn noise<T: Lane>(&mut self, n: usize) -> Vec<T> {
+        (0..n).map(|_| T::noise(self.next())).collect()
+    }
+}
+
+/// An element type: its edge values, noise, and bit-exact comparison.
+trait Lane: Copy + Debug + Default + PartialEq + 'static {
+    /// Values that corner cases of the operations hinge on.
+    fn edges() -> Vec<Self>;
+    /// A value from random bits.
+    fn noise(bits: u64) -> Self;
+    /// `got` is `want`: the same bits, or both NaN.
+    fn same(got: Self, want: Self) -> bool;
+}
+
+/// The scalar semantics of arithmetic on an element type, and the divisors
+/// and dividends that `div_by` is checked with.
+trait Model: Lane {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn div(a: Self, b: Self) -> Self;
+    fn min(a: Self, b: Self) -> Self;
+    fn max(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn abs(a: Self) -> Self;
+    /// Divisors for `div_by`: edge values and noise.
+    fn divisors(rng: &mut Rng) -> Vec<Self>;
+    /// Dividends for `div_by` by `d`: edge values, noise, and (integers)
+    /// values around multiples of `d`, the largest among them.
+    fn dividends(d: Self, rng: &mut Rng) -> Vec<Self>;
+}
+
+/// The scalar semantics of bitwise operations on an integer type.
+trait IntModel: Model {
+    const BITS: u32;
+    fn and(a: Self, b: Self) -> Self;
+    fn or(a: Self, b: Self) -> Self;
+    fn xor(a: Self, b: Self) -> Self;
+    fn not(a: Self) -> Self;
+    fn shl(a: Self, s: u32) -> Self;
+    fn shr(a: Self, s: u32) -> Self;
+}
+
+/// The scalar semantics of rounding functions on a float type.
+trait FloatModel: Model {
+    fn sqrt(a: Self) -> Self;
+    fn floor(a: Self) -> Self;
+    fn ceil(a: Self) -> Self;
+    fn trunc(a: Self) -> Self;
+}
+
+/// Values around powers of two and the limits of the integer types, for the
+/// integer types they fit (negated too); the integer edge values add them.
+const AROUND_LIMITS: [i128; 19] = [
+    127,
+    128,
+    255,
+    256,
+    257,
+    32767,
+    32768,
+    65535,
+    65536,
+    65537,
+    16_777_217,
+    (1 << 31) - 1,
+    1 << 31,
+    (1 << 31) + 1,
+    (1 << 32) - 1,
+    1 << 32,
+    (1 << 32) + 1,
+    (1 << 53) + 1,
+    (1 << 63) - 1,
+];
+
+/// Divisors that `div_by` of every integer type is checked with, where they
+/// fit (powers of two and their neighbours are added).
+const DIVISORS: [i128; 18] = [
+    0, 1, 2, 3, 5, 6, 7, 10, 11, 13, 25, 100, 255, 641, 1000, 65535, -1, -3,
+];
+
+/// `v` without repeated values (the first of each kept).
+fn distinct<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+macro_rules! int_model {
+    ($($t:ident: $abs:expr;)*) => {$(
+        impl Lane for $t {
+            fn edges() -> Vec<$t> {
+                let wrap = |v: i128| v as $t;
+                let mut e = vec![
+                    0, 1, 2, 7, <$t>::BITS as $t - 1, <$t>::MAX, <$t>::MIN, <$t>::MAX - 1,
+                    <$t>::MIN + 1, wrap(-1), wrap(-2), wrap(-7), <$t>::MAX / 2 + 1,
+                ];
+                for v in AROUND_LIMITS {
+                    e.extend(<$t>::try_from(v).ok());
+                    e.extend(<$t>::try_from(-v).ok());
+                    e.extend(<$t>::try_from(-v - 1).ok());
+                }
+                distinct(e)
+            }
+            fn noise(bits: u64) -> $t {
+                bits as $t
+            }
+            fn same(got: $t, want: $t) -> bool {
+                got == want
+            }
+        }
+
+        impl Model for $t {
+            fn add(a: $t, b: $t) -> $t { a.wrapping_add(b) }
+            fn sub(a: $t, b: $t) -> $t { a.wrapping_sub(b) }
+            fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
+            fn div(a: $t, b: $t) -> $t {
+                if b == 0 { 0 } else { a.wrapping_div_euclid(b) }
+            }
+            fn min(a: $t, b: $t) -> $t { core::cmp::min(a, b) }
+            fn max(a: $t, b: $t) -> $t { core::cmp::max(a, b) }
+            fn neg(a: $t) -> $t { a.wrapping_neg() }
+            fn abs(a: $t) -> $t { let f: fn($t) -> $t = $abs; f(a) }
+
+            fn divisors(rng: &mut Rng) -> Vec<$t> {
+                let mut d: Vec<$t> =
+                    DIVISORS.iter().filter_map(|&v| <$t>::try_from(v).ok()).collect();
+                for k in 1..<$t>::BITS {
+                    let p = 1i128 << k;
+                    d.extend([p - 1, p, p + 1].into_iter().filter_map(|v| <$t>::try_from(v).ok()));
+                }
+                d.extend([<$t>::MAX, <$t>::MAX - 1, <$t>::MIN]);
+                for _ in 0..8 {
+                    let x = <$t>::noise(rng.next());
+                    d.extend([x, x >> (rng.next() % u64::from(<$t>::BITS))]);
+                }
+                distinct(d)
+            }
+
+            fn dividends(d: $t, rng: &mut Rng) -> Vec<$t> {
+                let mut n = <$t>::edges();
+                n.extend(rng.noise::<$t>(64));
+                let d = i128::from(d);
+                if d != 0 {
+                    // Quotients up to the largest one (`top`) that fits.
+                    let top = i128::from(<$t>::MAX) / d.abs();
+                    let mut q = vec![1, 2, 3, 7, top / 2, top - 1, top, top + 1];
+                    q.extend((0..8).map(|_| (rng.next() as i128).rem_euclid(top + 1)));
+                    for q in q {
+                        for sign in [1, -1] {
+                            for delta in -1..=1 {
+                                n.extend(<$t>::try_from(sign * q * d + delta).ok());
+                            }
+                        }
+                    }
+                }
+                n
+            }
+        }
+
+        impl IntModel for $t {
+            const BITS: u32 = <$t>::BITS;
+            fn and(a: $t, b: $t) -> $t { a & b }
+            fn or(a: $t, b: $t) -> $t { a | b }
+            fn xor(a: $t, b: $t) -> $t { a ^ b }
+            fn not(a: $t) -> $t { !a }
+            fn shl(a: $t, s: u32) -> $t { a.wrapping_shl(s) }
+            fn shr(a: $t, s: u32) -> $t { a.wrapping_shr(s) }
+        }
+    )*};
+}
+int_model! {
+    u8: |a| a; u16: |a| a; u32: |a| a; u64: |a| a;
+    i8: i8::wrapping_abs; i16: i16::wrapping_abs; i32: i32::wrapping_abs; i64: i64::wrapping_abs;
+}
+
+macro_rules! float_model {
+    ($($t:ident: $bits:ident, $mantissa:literal, $bias:literal;)*) => {$(
+        impl Lane for $t {
+            fn edges() -> Vec<$t> {
+                vec![
+                    0.0, -0.0, 1.0, -1.0, 0.5, -0.5, -2.5, 255.5, -128.5, 65535.9, -3e9, 5e9,
+                    1e20, <$t>::MIN_POSITIVE, -<$t>::MIN_POSITIVE / 4.0, <$t>::from_bits(1),
+                    <$t>::MAX, -<$t>::MAX, <$t>::INFINITY, <$t>::NEG_INFINITY, <$t>::NAN,
+                    -<$t>::NAN, 2147483648.0, -2147483904.0, 32767.5, -32768.7, 127.9,
+                    -128.9, 8388607.5, 16777217.0, 4294967296.0, 9223372036854775808.0,
+                    -9223372036854775808.0, 18446744073709551616.0,
+                ]
+            }
+            /// Any bits (a quarter), multiples of 1/4 up to ±35000 (a
+            /// quarter), or a sign and mantissa at random with a magnitude
+            /// between 2^-27 and 2^27.
+            fn noise(bits: u64) -> $t {
+                match bits >> 62 {
+                    0 => <$t>::from_bits(bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) as $bits),
+                    1 => ((bits % 280_001) as i32 - 140_000) as $t * 0.25,
+                    _ => {
+                        let sign: $bits = 1 << (<$bits>::BITS - 1);
+                        let mantissa: $bits = (1 << $mantissa) - 1;
+                        let exponent = ($bias - 27 + (bits >> 48) % 55) as $bits;
+                        <$t>::from_bits(bits as $bits & (sign | mantissa) | exponent << $mantissa)
+                    }
+                }
+            }
+            fn same(got: $t, want: $t) -> bool {
+                if want.is_nan() { got.is_nan() } else { got.to_bits() == want.to_bits() }
+            }
+        }
+
+        impl Model for $t {
+            fn add(a: $t, b: $t) -> $t { a + b }
+            fn sub(a: $t, b: $t) -> $t { a - b }
+            fn mul(a: $t, b: $t) -> $t { a * b }
+            fn div(a: $t, b: $t) -> $t { a / b }
+            // NaN ignored, the first operand on ties (so of two zeros).
+            fn min(a: $t, b: $t) -> $t { if b < a || a.is_nan() { b } else { a } }
+            fn max(a: $t, b: $t) -> $t { if b > a || a.is_nan() { b } else { a } }
+            fn neg(a: $t) -> $t { -a }
+            fn abs(a: $t) -> $t { a.abs() }
+
+            fn divisors(rng: &mut Rng) -> Vec<$t> {
+                let mut d = <$t>::edges();
+                d.extend(rng.noise::<$t>(8));
+                d
+            }
+
+            fn dividends(_: $t, rng: &mut Rng) -> Vec<$t> {
+                let mut n = <$t>::edges();
+                n.extend(rng.noise::<$t>(64));
+                n
+            }
+        }
+
+        impl FloatModel for $t {
+            fn sqrt(a: $t) -> $t { a.sqrt() }
+            fn floor(a: $t) -> $t { a.floor() }
+            fn ceil(a: $t) -> $t { a.ceil() }
+            fn trunc(a: $t) -> $t { a.trunc() }
+        }
+    )*};
+}
+float_model! {
+    f32: u32, 23, 127;
+    f64: u64, 52, 1023;
+}
+
+/// Inputs for one-operand operations: the edge values four times, each time
+/// after one more value of noise (so each edge value lands in other lanes),
+/// then noise.
+fn values<T: Lane>(seed: u64) -> Vec<T> {
+    let mut rng = Rng::new(seed);
+    let mut v = Vec::new();
+    for shift in 1..=4 {
+        v.extend(rng.noise::<T>(shift));
+        v.extend(T::edges());
+    }
+    v.extend(rng.noise::<T>(256));
+    v
+}
+
+/// Inputs for two-operand operations: every pair of edge values, `a` varying
+/// fastest, then (after one pair of noise, to shift the lanes) every pair
+/// with `b` varying fastest, then noise.
+fn pairs<T: Lane>(seed: u64) -> Vec<(T, T)> {
+    let mut rng = Rng::new(seed);
+    let e = T::edges();
+    let k = e.len();
+    let mut p: Vec<(T, T)> = (0..k * k).map(|j| (e[j % k], e[j / k])).collect();
+    p.push((T::noise(rng.next()), T::noise(rng.next())));
+    p.extend((0..k * k).map(|j| (e[j / k], e[j % k])));
+    p.extend((0..256).map(|_| (T::noise(rng.next()), T::noise(rng.next()))));
+    p
+}
+
+/// Every [`Arith`] operation of level `L` on `T` at length `N`.
+fn arith<L: Arith<T>, T: Model + Num, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let (p, v) = (pairs::<T>(1), values::<T>(2));
+    c.two("add", &p, |a, b| level.add(a, b), Model::add);
+    c.two("sub", &p, |a, b| level.sub(a, b), Model::sub);
+    c.two("mul", &p, |a, b| level.mul(a, b), Model::mul);
+    c.two("div", &p, |a, b| level.div(a, b), Model::div);
+    c.two("min", &p, |a, b| level.min(a, b), Model::min);
+    c.two("max", &p, |a, b| level.max(a, b), Model::max);
+    c.one("neg", &v, |a| level.neg(a), Model::neg);
+    c.one("abs", &v, |a| level.abs(a), Model::abs);
+    let mut rng = Rng::new(3);
+    for d in T::divisors(&mut rng) {
+        let (op, n) = (format!("div_by({d:?})"), T::dividends(d, &mut rng));
+        c.one(&op, &n, |a| level.div_by(a, d), |x| Model::div(x, d));
+    }
+}
+
+/// Every [`Bits`] operation of level `L` on `T` at length `N`; shifts by
+/// every amount up to twice the width and by some larger ones.
+fn bits<L: Bits<T>, T: IntModel + Int, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let (p, v) = (pairs::<T>(4), values::<T>(5));
+    c.two("and", &p, |a, b| level.and(a, b), IntModel::and);
+    c.two("or", &p, |a, b| level.or(a, b), IntModel::or);
+    c.two("xor", &p, |a, b| level.xor(a, b), IntModel::xor);
+    c.one("not", &v, |a| level.not(a), IntModel::not);
+    for s in (0..=2 * T::BITS + 1).chain([1000, 1 << 31, u32::MAX]) {
+        let (shl, shr) = (format!("shl({s})"), format!("shr({s})"));
+        c.one(&shl, &v, |a| level.shl(a, s), |x| IntModel::shl(x, s));
+        c.one(&shr, &v, |a| level.shr(a, s), |x| IntModel::shr(x, s));
+    }
+}
+
+/// Every [`Round`] operation of level `L` on `T` at length `N`.
+fn round<L: Round<T>, T: FloatModel + Float, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let v = values::<T>(6);
+    c.one("sqrt", &v, |a| level.sqrt(a), FloatModel::sqrt);
+    c.one("floor", &v, |a| level.floor(a), FloatModel::floor);
+    c.one("ceil", &v, |a| level.ceil(a), FloatModel::ceil);
+    c.one("trunc", &v, |a| level.trunc(a), FloatModel::trunc);
+}
+
+/// [`Convert`] of level `L` from `A` to `B` at length `N`; `reference` is
+/// `as`.
+fn cast<L: Convert<A, B>, A: Lane + CastTo<B>, B: Lane, const N: usize>(
+    level: L,
+    m: &mut Mismatches,
+    reference: fn(A) -> B,
+) {
+    let types = format!("{} -> {}", name::<A>(), name::<B>());
+    let mut c = At::<N>::new::<L>(m, &types);
+    c.one("cast", &values::<A>(7), |a| level.cast(a), reference);
+}
+
+/// [`cast`] at every length from each type `$a` to every type.
+macro_rules! casts {
+    ($level:expr, $m:expr; $($a:ident)*) => {$(
+        casts!(@from $level, $m; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    )*};
+    (@from $level:expr, $m:expr; $a:ident; $($b:ident)*) => {$(
+        at_lengths!(cast::<_, $a, $b>($level, $m, |x: $a| x as $b));
+    )*};
+}
+
+#[test]
+fn arith_matches_scalar_semantics() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(arith::<_, u8>(level, &mut m));
+        at_lengths!(arith::<_, u16>(level, &mut m));
+        at_lengths!(arith::<_, u32>(level, &mut m));
+        at_lengths!(arith::<_, u64>(level, &mut m));
+        at_lengths!(arith::<_, i8>(level, &mut m));
+        at_lengths!(arith::<_, i16>(level, &mut m));
+        at_lengths!(arith::<_, i32>(level, &mut m));
+        at_lengths!(arith::<_, i64>(level, &mut m));
+        at_lengths!(arith::<_, f32>(level, &mut m));
+        at_lengths!(arith::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+#[test]
+fn bits_match_scalar_semantics() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(bits::<_, u8>(level, &mut m));
+        at_lengths!(bits::<_, u16>(level, &mut m));
+        at_lengths!(bits::<_, u32>(level, &mut m));
+        at_lengths!(bits::<_, u64>(level, &mut m));
+        at_lengths!(bits::<_, i8>(level, &mut m));
+        at_lengths!(bits::<_, i16>(level, &mut m));
+        at_lengths!(bits::<_, i32>(level, &mut m));
+        at_lengths!(bits::<_, i64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+#[test]
+fn rounding_matches_scalar_semantics() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(round::<_, f32>(level, &mut m));
+        at_lengths!(round::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+#[test]
+fn casts_match_as() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        casts!(level, &mut m; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    });
+    m.assert_none();
+}
+
+/// Every 8-bit pair `(a, b)`, for the two-operand operations of `u8` and
+/// `i8` (the edge pairs above are a sample of these), on 64 lanes.
+fn every_byte_pair<L: Arith<T>, T: IntModel + Num>(level: L, m: &mut Mismatches) {
+    let mut c = At::<64>::new::<L>(m, name::<T>());
+    let all: Vec<T> = (0..=255u64).map(T::noise).collect();
+    assert!(T::edges().iter().all(|x| all.contains(x)));
+    let p: Vec<(T, T)> = (0..1 << 16).map(|j| (all[j & 255], all[j >> 8])).collect();
+    c.two("add", &p, |a, b| level.add(a, b), Model::add);
+    c.two("sub", &p, |a, b| level.sub(a, b), Model::sub);
+    c.two("mul", &p, |a, b| level.mul(a, b), Model::mul);
+    c.two("div", &p, |a, b| level.div(a, b), Model::div);
+    c.two("min", &p, |a, b| level.min(a, b), Model::min);
+    c.two("max", &p, |a, b| level.max(a, b), Model::max);
+}
+
+#[test]
+fn every_byte_pair_matches_scalar_semantics() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        every_byte_pair::<_, u8>(level, &mut m);
+        every_byte_pair::<_, i8>(level, &mut m);
+    });
+    m.assert_none();
+}
+
+/// `div_by` of `u16` for every dividend, by the divisors of
+/// [`Model::divisors`], on 64 lanes (whole registers at every level).
+fn every_u16_dividend<L: Arith<u16>>(level: L, m: &mut Mismatches) {
+    let mut c = At::<64>::new::<L>(m, "u16");
+    let all: Vec<u16> = (0..=u16::MAX).collect();
+    for d in u16::divisors(&mut Rng::new(8)) {
+        let op = format!("div_by({d}) of every dividend");
+        c.one(&op, &all, |a| level.div_by(a, d), |x| Model::div(x, d));
+    }
+}
+
+#[test]
+fn div_by_u16_matches_for_every_dividend() {
+    let mut m = Mismatches::default();
+    each_level!(|level| every_u16_dividend(level, &mut m));
+    m.assert_none();
+}
+
+/// `div_by` of `u16` by every divisor, on 64 lanes, with the dividends where
+/// a multiplier slightly too large first gives a wrong quotient: the largest
+/// ones, and those just below the largest multiples of the divisor.
+fn every_u16_divisor<L: Arith<u16>>(level: L, m: &mut Mismatches) {
+    let mut c = At::<64>::new::<L>(m, "u16");
+    for d in 0..=u16::MAX {
+        let top = u16::MAX / d.max(1);
+        let mut n: Vec<u16> = (0..32).map(|i| u16::MAX - i).collect();
+        let multiples = (0..32).filter_map(|i| top.checked_sub(i)).map(|k| k * d);
+        n.extend(multiples.filter_map(|x| x.checked_sub(1)));
+        let op = format!("div_by({d}) of large dividends");
+        c.one(&op, &n, |a| level.div_by(a, d), |x| Model::div(x, d));
+    }
+}
+
+#[test]
+fn div_by_u16_matches_for_every_divisor() {
+    let mut m = Mismatches::default();
+    each_level!(|level| every_u16_divisor(level, &mut m));
+    m.assert_none();
+}
+
+/// `div_by` of `u32` by random divisors of every magnitude, with random
+/// dividends and dividends around multiples of the divisor, on 64 lanes.
+fn random_u32_division<L: Arith<u32>>(level: L, m: &mut Mismatches) {
+    let mut c = At::<64>::new::<L>(m, "u32");
+    let mut rng = Rng::new(9);
+    for _ in 0..1000 {
+        let d = (rng.next() as u32) >> (rng.next() % 32);
+        let mut n = u32::dividends(d, &mut rng);
+        n.extend(rng.noise::<u32>(512));
+        let op = format!("div_by({d}) of random dividends");
+        c.one(&op, &n, |a| level.div_by(a, d), |x| Model::div(x, d));
+    }
+}
+
+#[test]
+fn div_by_u32_matches_for_random_operands() {
+    let mut m = Mismatches::default();
+    each_level!(|level| random_u32_division(level, &mut m));
+    m.assert_none();
+}
+
+/// `min` and `max` of `-0.0` and `+0.0`, both ways round: the first
+/// operand (operands from `black_box`, so nothing is folded).
+fn signed_zeros<L: Arith<T>, T: Model + Num, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let zero = black_box(T::default());
+    let minus_zero = black_box(Model::neg(zero));
+    let p = [(minus_zero, zero), (zero, minus_zero)];
+    c.two("min of zeros", &p, |a, b| level.min(a, b), Model::min);
+    c.two("max of zeros", &p, |a, b| level.max(a, b), Model::max);
+}
+
+#[test]
+fn min_max_of_signed_zeros_match() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(signed_zeros::<_, f32>(level, &mut m));
+        at_lengths!(signed_zeros::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+/// [`SatConvert`] of level `L` from `A` to `B` at length `N`.
+fn sat_cast<L: SatConvert<A, B>, A: Lane + SaturatingCast<B>, B: Lane, const N: usize>(
+    level: L,
+    m: &mut Mismatches,
+) {
+    let types = format!("{} -> {}", name::<A>(), name::<B>());
+    let mut c = At::<N>::new::<L>(m, &types);
+    let reference = <A as SaturatingCast<B>>::saturating_cast;
+    c.one(
+        "saturating_cast",
+        &values::<A>(10),
+        |a| level.saturating_cast(a),
+        reference,
+    );
+}
+
+/// [`sat_cast`] at every length from each type `$a` to every type.
+macro_rules! sat_casts {
+    ($level:expr, $m:expr; $($a:ident)*) => {$(
+        sat_casts!(@from $level, $m; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    )*};
+    (@from $level:expr, $m:expr; $a:ident; $($b:ident)*) => {$(
+        at_lengths!(sat_cast::<_, $a, $b>($level, $m));
+    )*};
+}
+
+#[test]
+fn saturating_casts_match_the_scalar_definition() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        sat_casts!(level, &mut m; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    });
+    m.assert_none();
+}
+
+/// [`Select`] of level `L` by every comparison of `C`s between `T`s at
+/// length `N`: every pair of edge values of `C` (with noise) as the
+/// operands, noise as the choices.
+fn select<L: Select<C, T>, C: Lane + Num, T: Lane + Num, const N: usize>(
+    level: L,
+    m: &mut Mismatches,
+) {
+    let types = format!("{} ? {}", name::<C>(), name::<T>());
+    let mut c = At::<N>::new::<L>(m, &types);
+    let mut rng = Rng::new(11);
+    let inputs: Vec<(C, C, T, T)> = pairs::<C>(12)
+        .into_iter()
+        .map(|(a, b)| (a, b, T::noise(rng.next()), T::noise(rng.next())))
+        .collect();
+    let all = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
+    for cmp in all {
+        let f = |v: [(C, C, T, T); N]| {
+            let (a, b) = (v.map(|t| t.0), v.map(|t| t.1));
+            level.select(cmp, a, b, v.map(|t| t.2), v.map(|t| t.3))
+        };
+        let reference = |(a, b, x, y): (C, C, T, T)| {
+            let holds = match cmp {
+                Cmp::Eq => a == b,
+                Cmp::Ne => a != b,
+                Cmp::Lt => a < b,
+                Cmp::Le => a <= b,
+                Cmp::Gt => a > b,
+                Cmp::Ge => a >= b,
+            };
+            if holds {
+                x
+            } else {
+                y
+            }
+        };
+        c.one(&format!("select({cmp:?})"), &inputs, f, reference);
+    }
+}
+
+/// [`select`] at every length comparing each type `$c` and choosing
+/// between every type.
+macro_rules! selects {
+    ($level:expr, $m:expr; $($c:ident)*) => {$(
+        selects!(@from $level, $m; $c; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    )*};
+    (@from $level:expr, $m:expr; $c:ident; $($t:ident)*) => {$(
+        at_lengths!(select::<_, $c, $t>($level, $m));
+    )*};
+}
+
+#[test]
+fn selects_match_the_comparisons() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        selects!(level, &mut m; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+    });
+    m.assert_none();
+}
