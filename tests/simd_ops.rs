@@ -28,7 +28,7 @@
 //! differ from the reference only in the payload of a NaN.
 
 use pipeline::rt::simd::{
-    Arith, Bits, CastTo, Cmp, Convert, Float, Int, Num, Round, SatConvert, Scalar, Select,
+    Arith, Bits, CastTo, Cmp, Convert, DivSmall, Float, Int, Num, Round, SatConvert, Scalar, Select,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -772,5 +772,32 @@ fn selects_match_the_comparisons() {
     each_level!(|level| {
         selects!(level, &mut m; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
     });
+    m.assert_none();
+}
+
+/// [`DivSmall`] of `u32` by divisors `d`, with the reciprocal the code
+/// generator picks (the `f32` just above `1 / d`), for every dividend up to
+/// the largest below 2^20 that the generator would accept (all smaller
+/// dividends exact through `f32`), on 64 lanes.
+fn small_division<L: DivSmall<u32>>(level: L, m: &mut Mismatches) {
+    let mut c = At::<64>::new::<L>(m, "u32");
+    for d in [3u32, 7, 10, 255, 641, 65537] {
+        let mut recip = 1.0f32 / d as f32;
+        if (recip as f64) * (d as f64) < 1.0 {
+            recip = f32::from_bits(recip.to_bits() + 1);
+        }
+        let exact = |x: u32| ((x as f32) * recip) as u32 == x / d;
+        let bound = (0..1 << 20).take_while(|&x| exact(x)).last().unwrap_or(0);
+        assert!(bound >= 1 << 16, "d = {d}: exact only up to {bound}");
+        let n: Vec<u32> = (0..=bound).collect();
+        let op = format!("div_small({d}) up to {bound}");
+        c.one(&op, &n, |a| level.div_small(a, d, recip), |x| x / d);
+    }
+}
+
+#[test]
+fn small_divisions_through_f32_are_exact() {
+    let mut m = Mismatches::default();
+    each_level!(|level| small_division(level, &mut m));
     m.assert_none();
 }

@@ -58,3 +58,21 @@ fn expansion_is_generated() {
     assert!(out.contains("fn blur3x3"), "{out}");
     println!("{out}");
 }
+
+/// The blur's divisions by 3 have dividends below 2^18 (sums of three
+/// `u16`): they go through `f32`. The same sums of `u32` inputs may wrap:
+/// a multiply-high.
+#[test]
+fn small_divisions_go_through_f32_only_when_bounded() {
+    let expand = |src: &str| pipeline_core::expand(src.parse().unwrap()).to_string();
+    let blur = expand(BLUR);
+    assert!(blur.contains("DivSmall :: < u32 > :: div_small"), "{blur}");
+    assert!(!blur.contains("div_by"), "{blur}");
+    let wide = BLUR
+        .replace("Image<u16, 2>", "Image<u32, 2>")
+        .replace(") / 3) as u16;", ") / 3);");
+    let wide = expand(&wide);
+    assert!(wide.contains("AsView < u32"), "{wide}");
+    assert!(!wide.contains("DivSmall"), "{wide}");
+    assert!(wide.contains("Arith :: < u32 > :: div_by"), "{wide}");
+}

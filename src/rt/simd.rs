@@ -393,6 +393,26 @@ pub trait Select<C: Num, T: Num>: Copy {
     }
 }
 
+/// Division of `u32` lanes that stay small by a constant `d`, through
+/// `f32` on the x86 levels: `trunc(x * recip)`, a conversion, a multiply and
+/// a truncation instead of a multiply-high in 64-bit halves. Generated code
+/// uses it only where it has checked, for every value the lanes can hold
+/// (all below 2^20), that this is `x / d`; the scalar level divides.
+pub trait DivSmall<T>: Copy {
+    /// Lane-wise `a / d`, given `recip` with `trunc(x * recip) == x / d`
+    /// for every lane `x`.
+    #[inline(always)]
+    fn div_small<const N: usize>(self, a: [T; N], d: T, recip: f32) -> [T; N]
+    where
+        T: Num,
+    {
+        let _ = recip;
+        map(a, |x| T::div(x, d))
+    }
+}
+
+impl DivSmall<u32> for Scalar {}
+
 /// Implements, for `$level`, every trait above for every type with the
 /// default methods.
 macro_rules! defaults {

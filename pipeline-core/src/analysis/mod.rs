@@ -1,5 +1,7 @@
-//! Analyses over the IR: simplification, interval arithmetic, bounds inference.
+//! Analyses over the IR: simplification, interval arithmetic, bounds inference,
+//! value ranges.
 
 pub mod bounds;
 pub mod interval;
 pub mod simplify;
+pub mod values;

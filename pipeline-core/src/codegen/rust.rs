@@ -110,6 +110,8 @@ pub(super) struct Gen<'a> {
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
     /// The widest vector, in bytes, that a vectorized loop was emitted with.
     pub(super) widest_vector: std::cell::Cell<usize>,
+    /// Upper bounds on unsigned values (for divisions through `f32`).
+    pub(super) values: crate::analysis::values::ValueBounds<'a>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -762,6 +764,7 @@ pub fn generate(input: &Input) -> TokenStream {
         open_stages: Default::default(),
         hoisted: Default::default(),
         widest_vector: Default::default(),
+        values: crate::analysis::values::ValueBounds::new(p),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

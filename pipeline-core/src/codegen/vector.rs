@@ -505,6 +505,28 @@ impl Lanes<'_, '_> {
         }
     }
 
+    /// For `a / b` of `u32` by a constant `b` that is not a power of two,
+    /// where `a` stays below 2^20: the `f32` just above `1 / b` when
+    /// `trunc(a * it)` is `a / b` for every value `a` can take (checked
+    /// here, one by one). The division is then a conversion, a multiply
+    /// and a truncation instead of two 64-bit multiplies, shifts and a
+    /// blend (the 3x3 blur divides sums of three `u16` by 3).
+    fn f32_reciprocal(&self, a: &Expr, b: &Expr) -> Option<f32> {
+        const MAX_CHECKED: u128 = 1 << 20;
+        let d = u32::try_from(b.as_int()?).ok()?;
+        if a.ty != Type::U32 || d < 3 || d.is_power_of_two() {
+            return None;
+        }
+        let bound = self.g.values.max(a).filter(|&m| m < MAX_CHECKED)? as u32;
+        let mut m = 1.0f32 / d as f32;
+        if (m as f64) * (d as f64) < 1.0 {
+            m = f32::from_bits(m.to_bits() + 1);
+        }
+        (0..=bound)
+            .all(|x| ((x as f32) * m) as u32 == x / d)
+            .then_some(m)
+    }
+
     /// `e`, evaluated in every lane, as an array `[T; W]` of its lanes
     /// (code bound before the lanes, in `loads`): vector loads, operations
     /// of `pipeline::rt::simd` at the kernel's level (`__isa`), and lane
@@ -609,10 +631,17 @@ impl Lanes<'_, '_> {
                                 let (m, s) = (format_ident!("{}", m), uni(b));
                                 quote!(#simd::#tr::<#t>::#m(__isa, #x, (#s) as u32))
                             }
-                            BinOp::Div if self.is_uniform(b) => {
-                                let d = uni(b);
-                                quote!(#simd::Arith::<#t>::div_by(__isa, #x, #d))
-                            }
+                            BinOp::Div if self.is_uniform(b) => match self.f32_reciprocal(a, b) {
+                                Some(m) => {
+                                    let (d, bits) = (uni(b), Literal::u32_suffixed(m.to_bits()));
+                                    let m = quote!(f32::from_bits(#bits));
+                                    quote!(#simd::DivSmall::<#t>::div_small(__isa, #x, #d, #m))
+                                }
+                                None => {
+                                    let d = uni(b);
+                                    quote!(#simd::Arith::<#t>::div_by(__isa, #x, #d))
+                                }
+                            },
                             _ => {
                                 let (m, y) = (format_ident!("{}", m), self.vec(b)?);
                                 quote!(#simd::#tr::<#t>::#m(__isa, #x, #y))

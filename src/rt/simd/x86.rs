@@ -14,7 +14,7 @@
 //! the intrinsics are inlined there. A token exists only where the processor
 //! has the level, which makes calling the intrinsics sound.
 
-use super::{Arith, Bits, Cmp, Convert, Int, Num, Round, SatConvert, Select};
+use super::{Arith, Bits, Cmp, Convert, DivSmall, Int, Num, Round, SatConvert, Select};
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;
@@ -180,6 +180,8 @@ pub(super) trait Regs: Copy {
     unsafe fn i32_f32(a: Self::I) -> Self::F;
     /// `f32 as i32`: saturating, NaN to 0.
     unsafe fn f32_i32(a: Self::F) -> Self::I;
+    /// `f32 as i32` for values in range (the instruction alone).
+    unsafe fn cvtt(a: Self::F) -> Self::I;
 }
 
 /// An element type's register at level `X`.
@@ -562,6 +564,20 @@ macro_rules! level {
             i32: u32 u64 i32 i64 f32 f64; i64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
             f32: u32 u64 i64 f32 f64; f64: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64;
         );
+
+        impl DivSmall<u32> for $level {
+            #[inline(always)]
+            fn div_small<const N: usize>(self, a: [u32; N], d: u32, recip: f32) -> [u32; N] {
+                // SAFETY: the token proves the level (module docs).
+                unsafe {
+                    let r = <$level as Regs>::splatf(recip);
+                    zip_r::<$level, _, N>(a, a, |x, _| {
+                        let q = <$level as Regs>::mulf(<$level as Regs>::i32_f32(x), r);
+                        <$level as Regs>::cvtt(q)
+                    }, |x, _| x / d)
+                }
+            }
+        }
 
         // Compare and select in lanes of one width.
         level!(@select_int $level; eq8 gt8 splat8 i8; u8 => u8 i8; i8 => u8 i8;);
@@ -1100,6 +1116,10 @@ macro_rules! sse_avx {
                 i32_f32(a: $i) -> $f = $cvt_if;
             }
             #[inline(always)]
+            unsafe fn cvtt(a: $f) -> $i {
+                $cvtt_fi(a)
+            }
+            #[inline(always)]
             unsafe fn f32_i32(a: $f) -> $i {
                 // `cvttps` gives i32::MIN for NaN and out of range: flip it
                 // to MAX where `a >= 2^31`, and clear it where `a` is NaN.
@@ -1414,6 +1434,10 @@ impl Regs for Avx512 {
         as_bits(a: __m512) -> __m512i = _mm512_castps_si512;
         from_bits(a: __m512i) -> __m512 = _mm512_castsi512_ps;
         i32_f32(a: __m512i) -> __m512 = _mm512_cvtepi32_ps;
+    }
+    #[inline(always)]
+    unsafe fn cvtt(a: __m512) -> __m512i {
+        _mm512_cvttps_epi32(a)
     }
     #[inline(always)]
     unsafe fn f32_i32(a: __m512) -> __m512i {
