@@ -27,7 +27,7 @@
 //!
 //! A token of an x86 level exists only where the processor has the level
 //! (`new` checks; `new_unchecked` is for kernels that the entry dispatched on
-//! [`crate::rt::isa`]), which is what makes the operations safe to call.
+//! `rt::isa`), which is what makes the operations safe to call.
 
 #[cfg(target_arch = "x86_64")]
 mod x86;
