@@ -76,3 +76,31 @@ fn small_divisions_go_through_f32_only_when_bounded() {
     assert!(!wide.contains("DivSmall"), "{wide}");
     assert!(wide.contains("Arith :: < u32 > :: div_by"), "{wide}");
 }
+
+/// A 5x5 Gaussian on u8 with u16 intermediates, vectorized by 32: every
+/// operation of its vector loops has a vector form (widening, multiplies,
+/// adds, shift, narrowing), so no loop over the lanes is left.
+#[test]
+fn vectorized_integer_stencils_have_no_lane_loops() {
+    const GAUSS: &str = r#"
+        pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
+            let clamped = input.clamp_edge();
+            gauss_x(x, y) = (clamped(x - 2, y) as u16) + 4 * (clamped(x - 1, y) as u16)
+                + 6 * (clamped(x, y) as u16) + 4 * (clamped(x + 1, y) as u16)
+                + (clamped(x + 2, y) as u16);
+            out(x, y) = ((gauss_x(x, y - 2) + 4 * gauss_x(x, y - 1) + 6 * gauss_x(x, y)
+                + 4 * gauss_x(x, y + 1) + gauss_x(x, y + 2) + 128) >> 8) as u8;
+            out
+        }
+        schedule gauss5x5 {
+            out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32);
+            gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32);
+        }
+    "#;
+    for src in [GAUSS, BLUR] {
+        let out = pipeline_core::expand(src.parse().unwrap()).to_string();
+        assert!(out.contains("store_dense"), "{out}");
+        assert!(out.contains("Convert :: <"), "{out}");
+        assert!(!out.contains("for __i in"), "{out}");
+    }
+}
