@@ -908,6 +908,15 @@ macro_rules! shifts {
     )*};
 }
 
+/// Compare-and-blend methods of [`Regs`] for SSE4.1 and AVX2: the
+/// comparison's mask picks `x` over `y` byte by byte.
+macro_rules! blends {
+    ($i:ty; $blend:path; $($name:ident = $cmp:path;)*) => {$(
+        #[inline(always)]
+        unsafe fn $name(a: $i, b: $i, x: $i, y: $i) -> $i { $blend(y, x, $cmp(a, b)) }
+    )*};
+}
+
 /// The registers and instructions of one level whose intrinsics follow the
 /// `_mm{width}_{op}` naming: SSE4.1 and AVX2. `$p` pastes the prefix.
 macro_rules! sse_avx {
@@ -1017,29 +1026,13 @@ macro_rules! sse_avx {
                 sra32 = $sra32;
             }
 
-            #[inline(always)]
-            unsafe fn eq8(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpeq8(a, b))
-            }
-            #[inline(always)]
-            unsafe fn eq16(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpeq16(a, b))
-            }
-            #[inline(always)]
-            unsafe fn eq32(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpeq32(a, b))
-            }
-            #[inline(always)]
-            unsafe fn gt8(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpgt8(a, b))
-            }
-            #[inline(always)]
-            unsafe fn gt16(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpgt16(a, b))
-            }
-            #[inline(always)]
-            unsafe fn gt32(a: $i, b: $i, x: $i, y: $i) -> $i {
-                $blendv8(y, x, $cmpgt32(a, b))
+            blends! { $i; $blendv8;
+                eq8 = $cmpeq8;
+                eq16 = $cmpeq16;
+                eq32 = $cmpeq32;
+                gt8 = $cmpgt8;
+                gt16 = $cmpgt16;
+                gt32 = $cmpgt32;
             }
             #[inline(always)]
             unsafe fn selectf(cmp: Cmp, a: $f, b: $f, x: $i, y: $i) -> $i {
