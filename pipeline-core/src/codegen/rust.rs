@@ -112,6 +112,9 @@ pub(super) struct Gen<'a> {
     pub(super) widest_vector: std::cell::Cell<usize>,
     /// Upper bounds on unsigned values (for divisions through `f32`).
     pub(super) values: crate::analysis::values::ValueBounds<'a>,
+    /// The `f32` reciprocal found exact for each (divisor, dividend bound),
+    /// or `None` (see `Lanes::f32_reciprocal`).
+    pub(super) f32_reciprocals: std::cell::RefCell<HashMap<(u32, u32), Option<f32>>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -765,6 +768,7 @@ pub fn generate(input: &Input) -> TokenStream {
         hoisted: Default::default(),
         widest_vector: Default::default(),
         values: crate::analysis::values::ValueBounds::new(p),
+        f32_reciprocals: Default::default(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

@@ -518,13 +518,18 @@ impl Lanes<'_, '_> {
             return None;
         }
         let bound = self.g.values.max(a).filter(|&m| m < MAX_CHECKED)? as u32;
-        let mut m = 1.0f32 / d as f32;
-        if (m as f64) * (d as f64) < 1.0 {
-            m = f32::from_bits(m.to_bits() + 1);
-        }
-        (0..=bound)
-            .all(|x| ((x as f32) * m) as u32 == x / d)
-            .then_some(m)
+        // Partitioned loops emit the same division several times: check
+        // each divisor and bound once.
+        let mut checked = self.g.f32_reciprocals.borrow_mut();
+        *checked.entry((d, bound)).or_insert_with(|| {
+            let mut m = 1.0f32 / d as f32;
+            if (m as f64) * (d as f64) < 1.0 {
+                m = f32::from_bits(m.to_bits() + 1);
+            }
+            (0..=bound)
+                .all(|x| ((x as f32) * m) as u32 == x / d)
+                .then_some(m)
+        })
     }
 
     /// `e`, evaluated in every lane, as an array `[T; W]` of its lanes

@@ -917,6 +917,17 @@ macro_rules! blends {
     )*};
 }
 
+/// Compare-and-blend methods of [`Regs`] for AVX-512: the comparison gives
+/// a mask register, which picks `x` over `y` lane by lane.
+macro_rules! mask_blends {
+    ($($name:ident = $cmp:path, $blend:path;)*) => {$(
+        #[inline(always)]
+        unsafe fn $name(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
+            $blend($cmp(a, b), y, x)
+        }
+    )*};
+}
+
 /// The registers and instructions of one level whose intrinsics follow the
 /// `_mm{width}_{op}` naming: SSE4.1 and AVX2. `$p` pastes the prefix.
 macro_rules! sse_avx {
@@ -1312,29 +1323,13 @@ impl Regs for Avx512 {
         sra32 = _mm512_sra_epi32;
     }
 
-    #[inline(always)]
-    unsafe fn eq8(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi8(_mm512_cmpeq_epi8_mask(a, b), y, x)
-    }
-    #[inline(always)]
-    unsafe fn eq16(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(a, b), y, x)
-    }
-    #[inline(always)]
-    unsafe fn eq32(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(a, b), y, x)
-    }
-    #[inline(always)]
-    unsafe fn gt8(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi8(_mm512_cmpgt_epi8_mask(a, b), y, x)
-    }
-    #[inline(always)]
-    unsafe fn gt16(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask(a, b), y, x)
-    }
-    #[inline(always)]
-    unsafe fn gt32(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
-        _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(a, b), y, x)
+    mask_blends! {
+        eq8 = _mm512_cmpeq_epi8_mask, _mm512_mask_blend_epi8;
+        eq16 = _mm512_cmpeq_epi16_mask, _mm512_mask_blend_epi16;
+        eq32 = _mm512_cmpeq_epi32_mask, _mm512_mask_blend_epi32;
+        gt8 = _mm512_cmpgt_epi8_mask, _mm512_mask_blend_epi8;
+        gt16 = _mm512_cmpgt_epi16_mask, _mm512_mask_blend_epi16;
+        gt32 = _mm512_cmpgt_epi32_mask, _mm512_mask_blend_epi32;
     }
     #[inline(always)]
     unsafe fn selectf(cmp: Cmp, a: __m512, b: __m512, x: __m512i, y: __m512i) -> __m512i {
