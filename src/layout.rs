@@ -76,6 +76,34 @@ pub(crate) fn dense_offset_of<const N: usize>(
         .wrapping_add(c[0] as usize)
 }
 
+/// Asks the processor to start fetching the cache line of the element one
+/// row after global coordinate `c` (dimension 1 one higher) in a layout at
+/// `origin` from `ptr` whose dimension 0 has stride 1. Only a hint: the
+/// address is computed with wrapping arithmetic and never dereferenced (a
+/// prefetch does not fault, even past the end of the data), and it does
+/// nothing for a layout of one dimension or off x86-64.
+#[inline(always)]
+pub(crate) fn prefetch_next_row<T, const N: usize>(
+    ptr: *const T,
+    c: &[i64; N],
+    origin: &[i64; N],
+    strides: &[usize; N],
+) {
+    if N < 2 {
+        return;
+    }
+    let offset = dense_offset_of(c, origin, strides).wrapping_add(strides[1]);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` only hints the cache; it reads nothing and never
+    // faults, whatever the address.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(ptr.wrapping_add(offset) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (ptr, offset);
+}
+
 /// Whether the global coordinate `c` lies inside the box at `origin` of `shape`.
 ///
 /// Exact for every input: the difference is taken in `i128`.

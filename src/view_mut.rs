@@ -18,7 +18,7 @@ use crate::element::Element;
 use crate::error::Error;
 use crate::layout::{
     check_in_range, check_injective, contains_coord, crop_offset, dense_offset_of, dense_strides,
-    for_each_coord, offset_of,
+    for_each_coord, offset_of, prefetch_next_row,
 };
 use crate::region::Region;
 use crate::view::{outside_view, AsView, View};
@@ -274,6 +274,17 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
     ///
     /// Every one of the `W` coordinates must be inside the view's region, and
     /// dimension 0 must have stride 1.
+    /// Hints the processor to fetch the element one row after global
+    /// coordinate `c` (dimension 1 plus one) into the cache, for vectorized
+    /// generated code that walks rows in order: the next row's loads (or
+    /// stores) then find their lines there. Any coordinate is allowed, also
+    /// outside the view; nothing is read.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn prefetch_next_row(&self, c: [i64; N]) {
+        prefetch_next_row(self.ptr, &c, &self.origin, &self.strides);
+    }
+
     #[doc(hidden)]
     #[inline(always)]
     #[track_caller]

@@ -102,5 +102,12 @@ fn vectorized_integer_stencils_have_no_lane_loops() {
         assert!(out.contains("store_dense"), "{out}");
         assert!(out.contains("Convert :: <"), "{out}");
         assert!(!out.contains("for __i in"), "{out}");
+        // One prefetch of the input's next row per vector iteration (not
+        // one per tap), and one of the output's, in each kernel's steady
+        // state: scalar-level, SSE4.1, AVX2 and AVX-512 kernels.
+        let kernels = out.matches("let __isa").count();
+        assert_eq!(kernels, 4, "{out}");
+        assert_eq!(out.matches("__in0 . prefetch_next_row").count(), kernels);
+        assert_eq!(out.matches("__out0 . prefetch_next_row").count(), kernels);
     }
 }

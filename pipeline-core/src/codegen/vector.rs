@@ -79,6 +79,9 @@ struct Lanes<'g, 'a> {
     /// The array bound for each `Let` id whose value is computed as a
     /// vector.
     vector_lets: RefCell<HashMap<usize, Ident>>,
+    /// The rows (view and coordinates past the first) whose next row the
+    /// store being emitted prefetches.
+    prefetched: RefCell<Vec<String>>,
     next_temp: Cell<usize>,
 }
 
@@ -100,6 +103,7 @@ impl Gen<'_> {
             uniform: Default::default(),
             loads: Default::default(),
             vector_lets: Default::default(),
+            prefetched: Default::default(),
             next_temp: Cell::new(FIRST_TEMP),
         };
         let code = lanes.stmt(body).ok()?;
@@ -259,6 +263,7 @@ impl Lanes<'_, '_> {
             }
         }
         self.loads.borrow_mut().clear();
+        self.prefetched.borrow_mut().clear();
         let ty = rust_type(value.ty);
         let w = self.lanes_lit();
         let writer = self.g.writer(func);
@@ -266,11 +271,14 @@ impl Lanes<'_, '_> {
             let v = self.vec(value)?;
             let loads = std::mem::take(&mut *self.loads.borrow_mut());
             let c = self.lane0(args, &ramps, &fold);
+            let prefetch = (writer.to_string().starts_with("__out") && args.len() > 1)
+                .then(|| quote!(#writer.prefetch_next_row(__c);));
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
             return Ok(quote! {{
                 #(#loads)*
                 let __c = #c;
+                #prefetch
                 unsafe { #writer.store_dense::<#w>(__c, #v) }
             }});
         }
@@ -762,6 +770,9 @@ impl Lanes<'_, '_> {
         let v = match &ramps[0] {
             Some((_, 1)) => {
                 let c = self.lane0(args, &ramps, &fold);
+                if let Source::Input(_) = source {
+                    self.prefetch_next_row(&view, args, &c);
+                }
                 quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } })
             }
             Some((_, s)) if *s != 0 && !own => {
@@ -776,6 +787,31 @@ impl Lanes<'_, '_> {
             .borrow_mut()
             .push(quote!(let #name: [#ty; #w] = #v;));
         Some(name)
+    }
+
+    /// Prefetches the next row of a dense load from an input, once per row
+    /// (the taps `x - 1`, `x`, `x + 1` of a row share it), ahead of the
+    /// store's loads. Rows are walked in order by most schedules, so the
+    /// next row is what a later iteration of the loop around reads: its
+    /// lines are then on their way while this row computes, also across
+    /// 4 KiB pages, where the hardware's streaming prefetcher stops.
+    fn prefetch_next_row(&self, view: &Ident, args: &[Expr], c: &TokenStream) {
+        if args.len() < 2 {
+            return;
+        }
+        let (f, k) = self.stage.get();
+        let row: Vec<String> = args[1..]
+            .iter()
+            .map(|a| self.g.expr(a, f, k).to_string())
+            .collect();
+        let key = format!("{view} {}", row.join(", "));
+        if self.prefetched.borrow().contains(&key) {
+            return;
+        }
+        self.prefetched.borrow_mut().push(key);
+        self.loads
+            .borrow_mut()
+            .push(quote!(#view.prefetch_next_row(#c);));
     }
 
     /// `[i64; N]` of lane 0 of coordinates `args` that are ramps (folded
