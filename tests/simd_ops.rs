@@ -28,7 +28,8 @@
 //! differ from the reference only in the payload of a NaN.
 
 use pipeline::rt::simd::{
-    Arith, Bits, CastTo, Cmp, Convert, DivSmall, Float, Int, Num, Round, SatConvert, Scalar, Select,
+    Arith, Average, Bits, CastTo, Cmp, Convert, DivSmall, Float, Int, MulAdd, Num, Round,
+    SatConvert, Scalar, Select,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -225,6 +226,10 @@ trait FloatModel: Model {
     fn floor(a: Self) -> Self;
     fn ceil(a: Self) -> Self;
     fn trunc(a: Self) -> Self;
+    /// `a * b + c` rounded once: the standard library's `mul_add` (the C
+    /// library's correctly rounded `fma`), the definition the vector
+    /// instructions are checked against.
+    fn mul_add(a: Self, b: Self, c: Self) -> Self;
 }
 
 /// Values around powers of two and the limits of the integer types, for the
@@ -418,6 +423,7 @@ macro_rules! float_model {
             fn floor(a: $t) -> $t { a.floor() }
             fn ceil(a: $t) -> $t { a.ceil() }
             fn trunc(a: $t) -> $t { a.trunc() }
+            fn mul_add(a: $t, b: $t, c: $t) -> $t { a.mul_add(b, c) }
         }
     )*};
 }
@@ -499,6 +505,34 @@ fn round<L: Round<T>, T: FloatModel + Float, const N: usize>(level: L, m: &mut M
     c.one("trunc", &v, |a| level.trunc(a), FloatModel::trunc);
 }
 
+/// [`MulAdd`] of level `L` on `T` at length `N`: every triple of edge
+/// values, and noise `(a, b, c)` and `(a, b, -(a * b))`, whose fused result
+/// is the rounding error of the product where a separate multiply and add
+/// give zero.
+fn mul_add<L: MulAdd<T>, T: FloatModel + Float, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let e = T::edges();
+    let mut t = Vec::new();
+    for &a in &e {
+        for &b in &e {
+            t.extend(e.iter().map(|&x| (a, b, x)));
+        }
+    }
+    let v = values::<T>(8);
+    let n = v.len();
+    for i in 0..n {
+        let (a, b) = (v[i], v[(i * 7 + 3) % n]);
+        t.push((a, b, v[(i * 13 + 5) % n]));
+        t.push((a, b, Model::neg(Model::mul(a, b))));
+    }
+    c.one(
+        "mul_add",
+        &t,
+        |x| level.mul_add(x.map(|p| p.0), x.map(|p| p.1), x.map(|p| p.2)),
+        |(a, b, x)| FloatModel::mul_add(a, b, x),
+    );
+}
+
 /// [`Convert`] of level `L` from `A` to `B` at length `N`; `reference` is
 /// `as`.
 fn cast<L: Convert<A, B>, A: Lane + CastTo<B>, B: Lane, const N: usize>(
@@ -566,6 +600,16 @@ fn rounding_matches_scalar_semantics() {
 }
 
 #[test]
+fn fused_multiply_add_rounds_once() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(mul_add::<_, f32>(level, &mut m));
+        at_lengths!(mul_add::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+#[test]
 fn casts_match_as() {
     let mut m = Mismatches::default();
     each_level!(|level| {
@@ -595,6 +639,38 @@ fn every_byte_pair_matches_scalar_semantics() {
     each_level!(|level| {
         every_byte_pair::<_, u8>(level, &mut m);
         every_byte_pair::<_, i8>(level, &mut m);
+    });
+    m.assert_none();
+}
+
+/// The rounding average `(a + b + 1) >> 1` without wrapping, written as a
+/// division of the exact sum.
+fn average<T: Copy + Into<u64> + TryFrom<u64>>(a: T, b: T) -> T {
+    let sum = a.into() + b.into() + 1;
+    T::try_from(sum / 2).unwrap_or_else(|_| unreachable!("the average fits"))
+}
+
+/// [`Average`] of level `L` at length `N`: every pair of `u8` values, and
+/// the `u16` edge pairs and noise.
+fn averages<L: Average<u8> + Average<u16>, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, "u8");
+    let all: Vec<u8> = (0..=255).collect();
+    let p: Vec<(u8, u8)> = (0..1 << 16).map(|j| (all[j & 255], all[j >> 8])).collect();
+    c.two("avg_round", &p, |a, b| level.avg_round(a, b), average);
+    let mut c = At::<N>::new::<L>(m, "u16");
+    c.two(
+        "avg_round",
+        &pairs::<u16>(9),
+        |a, b| level.avg_round(a, b),
+        average,
+    );
+}
+
+#[test]
+fn rounding_averages_do_not_wrap() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(averages::<_>(level, &mut m));
     });
     m.assert_none();
 }

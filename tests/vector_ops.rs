@@ -300,15 +300,15 @@ macro_rules! float_arith {
 float_arith!(f32_arith(f32), v128 = 4, v512 = 16);
 float_arith!(f64_arith(f64), v128 = 2, v512 = 8);
 
-/// Unary float operators and the other built-ins (rounding, lerp, and the
-/// calls: exp, log, pow, trigonometry).
+/// Unary float operators and the other built-ins (rounding, lerp, fma, and
+/// the calls: exp, log, pow, trigonometry).
 macro_rules! float_math {
     ($group:ident($t:ident), $($width:ident = $w:tt),*) => {
         vectorized! {
             $group($t) -> (
                 neg: $t, abs_a: $t, floor_a: $t, ceil_a: $t, round_a: $t, trunc_a: $t,
                 lerp_ab: $t, exp_a: $t, log_a: $t, pow_ab: $t, sin_a: $t, cos_a: $t, tan_a: $t,
-                atan2_ab: $t, fast_exp_a: $t, fast_log_a: $t,
+                atan2_ab: $t, fast_exp_a: $t, fast_log_a: $t, fma_ab: $t, fma_error: $t,
             ) {
                 neg(x, y) = -a(x, y);
                 abs_a(x, y) = abs(a(x, y));
@@ -326,6 +326,9 @@ macro_rules! float_math {
                 atan2_ab(x, y) = atan2(a(x, y), b(x, y));
                 fast_exp_a(x, y) = fast_exp(a(x, y));
                 fast_log_a(x, y) = fast_log(a(x, y));
+                fma_ab(x, y) = fma(a(x, y), b(x, y), a(x + 1, y));
+                // The product's rounding error: zero unless fused.
+                fma_error(x, y) = fma(a(x, y), b(x, y), -(a(x, y) * b(x, y)));
             }
             widths $($width = $w),*
         }
@@ -389,6 +392,28 @@ casts!(u64_casts(u64), v256 = 4);
 casts!(i64_casts(i64), v256 = 4);
 casts!(f32_casts(f32), v256 = 8);
 casts!(f64_casts(f64) saturating_to_f32, v256 = 4);
+
+/// Rounding averages `(a + b + 1) >> 1` (`pavgb`/`pavgw` where the sum
+/// cannot wrap): operands widened with the average narrowed back, widened
+/// operands with the average kept wide, operands small enough for the sum
+/// to fit, and a sum that can wrap (and must wrap as the scalar code does).
+macro_rules! averages {
+    ($group:ident($t:ident => $wide:ident), $($width:ident = $w:tt),*) => {
+        vectorized! {
+            $group($t) -> (narrowed: $t, wide: $wide, bounded: $t, wrapping: $t) {
+                narrowed(x, y) = ((a(x, y) as $wide + b(x, y) as $wide + 1) >> 1) as $t;
+                wide(x, y) = (1 + a(x, y) as $wide + b(x + 1, y) as $wide) / 2;
+                bounded(x, y) = ((a(x, y) >> 1) + 1 + (b(x, y) >> 1)) >> 1;
+                wrapping(x, y) = (a(x, y) + b(x, y) + 1) >> 1;
+            }
+            widths $($width = $w),*
+        }
+    };
+}
+
+// Vectors of 128 and 512 bits.
+averages!(u8_averages(u8 => u16), v128 = 16, v512 = 64);
+averages!(u16_averages(u16 => u32), v128 = 8, v512 = 32);
 
 /// Loads and stores of 1, 2, 4 and 8-byte elements: neighbours at unaligned
 /// offsets; strided reads (strides 2, 3 and -1); reads at data-dependent

@@ -458,12 +458,12 @@ impl Machine<'_> {
             K::Cast(a) => cast(ty, self.eval(a, fr), false),
             K::SaturatingCast(a) => cast(ty, self.eval(a, fr), true),
             K::Math(m, args) => {
-                let x = self.eval(&args[0], fr).float();
-                let y = args.get(1).map(|a| self.eval(a, fr).float()).unwrap_or(0.0);
+                let arg = |i: usize| args.get(i).map_or(0.0, |a| self.eval(a, fr).float());
+                let (x, y, z) = (arg(0), arg(1), arg(2));
                 if ty == Type::F32 {
-                    Value::F32(math_f32(*m, x as f32, y as f32))
+                    Value::F32(math_f32(*m, x as f32, y as f32, z as f32))
                 } else {
-                    Value::F64(math_f64(*m, x, y))
+                    Value::F64(math_f64(*m, x, y, z))
                 }
             }
             K::Load { source, args, .. } => {
@@ -673,7 +673,7 @@ fn float_op(
 /// exactly as generated code does).
 macro_rules! math {
     ($name:ident, $t:ty) => {
-        fn $name(m: MathFn, x: $t, y: $t) -> $t {
+        fn $name(m: MathFn, x: $t, y: $t, z: $t) -> $t {
             match m {
                 MathFn::Sqrt => x.sqrt(),
                 MathFn::Exp | MathFn::FastExp => x.exp(),
@@ -687,6 +687,7 @@ macro_rules! math {
                 MathFn::Ceil => x.ceil(),
                 MathFn::Round => x.round(),
                 MathFn::Trunc => x.trunc(),
+                MathFn::Fma => x.mul_add(y, z),
             }
         }
     };

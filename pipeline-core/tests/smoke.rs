@@ -111,3 +111,21 @@ fn vectorized_integer_stencils_have_no_lane_loops() {
         assert_eq!(out.matches("__out0 . prefetch_next_row").count(), kernels);
     }
 }
+
+#[test]
+fn rounding_averages_use_pavg_only_where_the_sum_cannot_wrap() {
+    let expand = |def: &str| {
+        let src = format!(
+            "fn avg(a: Image<u8, 2>, b: Image<u8, 2>) -> Image<u8, 2> {{ out(x, y) = {def}; out }} \
+             schedule avg {{ out.vectorize(x, 32); }}"
+        );
+        pipeline_core::expand(src.parse().unwrap()).to_string()
+    };
+    let narrowed = expand("((a(x, y) as u16 + b(x, y) as u16 + 1) >> 1) as u8");
+    assert!(narrowed.contains("Average :: < u8 >"), "{narrowed}");
+    assert!(!narrowed.contains("Convert :: <"), "{narrowed}");
+    let bounded = expand("((a(x, y) >> 1) + 1 + (b(x, y) >> 1)) / 2");
+    assert!(bounded.contains("Average :: < u8 >"), "{bounded}");
+    let wrapping = expand("(a(x, y) + b(x, y) + 1) >> 1");
+    assert!(!wrapping.contains("Average"), "{wrapping}");
+}

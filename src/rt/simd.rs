@@ -91,6 +91,8 @@ pub trait Float: Num {
     fn ceil(a: Self) -> Self;
     /// `a` rounded toward zero.
     fn trunc(a: Self) -> Self;
+    /// `a * b + c` rounded once.
+    fn mul_add(a: Self, b: Self, c: Self) -> Self;
 }
 
 /// Rust's `as`, which is the DSL's cast between numeric types.
@@ -169,6 +171,8 @@ macro_rules! float_num {
             fn ceil(a: $t) -> $t { a.ceil() }
             #[inline(always)]
             fn trunc(a: $t) -> $t { a.trunc() }
+            #[inline(always)]
+            fn mul_add(a: $t, b: $t, c: $t) -> $t { a.mul_add(b, c) }
         }
     )*};
 }
@@ -317,6 +321,48 @@ pub trait Round<T: Float>: Copy {
     }
 }
 
+/// `(a + b + 1) >> 1` of unsigned integers, computed without wrapping: the
+/// rounding average (`pavgb`/`pavgw` on x86).
+pub trait RoundingAverage: Copy {
+    /// The average of `a` and `b`, halves rounded up.
+    fn avg_round(a: Self, b: Self) -> Self;
+}
+
+macro_rules! rounding_average {
+    ($($t:ident)*) => {$(
+        impl RoundingAverage for $t {
+            #[inline(always)]
+            fn avg_round(a: $t, b: $t) -> $t {
+                ((a as u32 + b as u32 + 1) >> 1) as $t
+            }
+        }
+    )*};
+}
+rounding_average!(u8 u16);
+
+/// Rounding averages of vectors of `T` at one level. Generated code uses
+/// them for `(a + b + 1) >> 1` (or `/ 2`) where that cannot wrap: operands
+/// widened from `T`, or bounded so that the sum fits.
+pub trait Average<T: RoundingAverage>: Copy {
+    /// Lane-wise [`RoundingAverage::avg_round`].
+    #[inline(always)]
+    fn avg_round<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
+        zip(a, b, T::avg_round)
+    }
+}
+
+/// Fused multiply-add on vectors of floats `T` at one level: the DSL's
+/// `fma(a, b, c)`, `a * b + c` with one rounding. Levels without the
+/// instruction compute each lane with Rust's `mul_add` (the C library's
+/// `fma`, exact but slow).
+pub trait MulAdd<T: Float>: Copy {
+    /// Lane-wise [`Float::mul_add`].
+    #[inline(always)]
+    fn mul_add<const N: usize>(self, a: [T; N], b: [T; N], c: [T; N]) -> [T; N] {
+        core::array::from_fn(|i| T::mul_add(a[i], b[i], c[i]))
+    }
+}
+
 /// The DSL's cast (Rust's `as`) from vectors of `A` to vectors of `B` at one
 /// level.
 pub trait Convert<A: CastTo<B>, B: Copy + Default>: Copy {
@@ -421,10 +467,15 @@ macro_rules! defaults {
         defaults!(@int $level; u8 u16 u32 u64 i8 i16 i32 i64);
         defaults!(@float $level; f32 f64);
         defaults!(@cast $level; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+        impl $crate::rt::simd::Average<u8> for $level {}
+        impl $crate::rt::simd::Average<u16> for $level {}
     };
     (@num $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Arith<$t> for $level {} )*};
     (@int $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Bits<$t> for $level {} )*};
-    (@float $level:ty; $($t:ident)*) => {$( impl $crate::rt::simd::Round<$t> for $level {} )*};
+    (@float $level:ty; $($t:ident)*) => {$(
+        impl $crate::rt::simd::Round<$t> for $level {}
+        impl $crate::rt::simd::MulAdd<$t> for $level {}
+    )*};
     (@cast $level:ty; $($a:ident)*) => {$(
         defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
     )*};

@@ -336,6 +336,7 @@ impl Gen<'_> {
             ExprKind::Math(m, args) => {
                 let x = sub(&args[0]);
                 let y = args.get(1).map(&sub);
+                let z = args.get(2).map(&sub);
                 match m {
                     MathFn::Sqrt => quote!(<#ty>::sqrt(#x)),
                     MathFn::Exp | MathFn::FastExp => quote!(<#ty>::exp(#x)),
@@ -349,6 +350,7 @@ impl Gen<'_> {
                     MathFn::Ceil => quote!(<#ty>::ceil(#x)),
                     MathFn::Round => quote!(<#ty>::round(#x)),
                     MathFn::Trunc => quote!(<#ty>::trunc(#x)),
+                    MathFn::Fma => quote!(<#ty>::mul_add(#x, #y, #z)),
                 }
             }
             ExprKind::Load { .. } if self.hoisted.borrow().contains_key(&(e as *const Expr)) => {

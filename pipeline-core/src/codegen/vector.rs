@@ -464,6 +464,9 @@ impl Lanes<'_, '_> {
     /// a select whose test is the same in every lane) rather than in a lane
     /// loop.
     fn explicit(&self, e: &Expr) -> bool {
+        if self.rounding_average(e).is_some() {
+            return true;
+        }
         let num = |t: Type| t != Type::Bool;
         match &e.kind {
             ExprKind::Binary(op, a, b) => {
@@ -479,9 +482,10 @@ impl Lanes<'_, '_> {
             ExprKind::Unary(UnOp::Neg | UnOp::Abs, a) => num(a.ty),
             ExprKind::Unary(UnOp::Not, a) => a.ty.is_int(),
             ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => num(a.ty) && num(e.ty),
-            ExprKind::Math(MathFn::Sqrt | MathFn::Floor | MathFn::Ceil | MathFn::Trunc, _) => {
-                e.ty.is_float()
-            }
+            ExprKind::Math(
+                MathFn::Sqrt | MathFn::Floor | MathFn::Ceil | MathFn::Trunc | MathFn::Fma,
+                _,
+            ) => e.ty.is_float(),
             ExprKind::Let { .. } => true,
             ExprKind::Select(c, a, b) if self.is_uniform(c) => [c, a, b].iter().all(|e| closed(e)),
             // A comparison choosing between values computed in every lane:
@@ -540,6 +544,40 @@ impl Lanes<'_, '_> {
         })
     }
 
+    /// The operands `(a, b)` of a rounding average `(a + b + 1) >> 1` that
+    /// `e` computes without wrapping, with `a` and `b` of type `u8` or `u16`
+    /// (`pavgb`/`pavgw`): operands widened from that type, the average
+    /// maybe narrowed back (`((a as u16 + b as u16 + 1) >> 1) as u8`), or
+    /// operands of that type whose value bounds keep the sum from wrapping.
+    /// The average is computed in the operands' type, then widened to `e`'s.
+    fn rounding_average<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
+        let small = |t: Type| matches!(t, Type::U8 | Type::U16);
+        let widened = |x: &'e Expr, y: &'e Expr, wide: Type| match (&x.kind, &y.kind) {
+            (ExprKind::Cast(a), ExprKind::Cast(b))
+                if a.ty == b.ty && small(a.ty) && a.ty.bits() < wide.bits() =>
+            {
+                Some((&**a, &**b))
+            }
+            _ => None,
+        };
+        if let ExprKind::Cast(inner) = &e.kind {
+            if let Some((x, y)) = average_operands(inner) {
+                if let Some((a, b)) = widened(x, y, inner.ty).filter(|(a, _)| a.ty == e.ty) {
+                    return Some((a, b));
+                }
+            }
+        }
+        let (x, y) = average_operands(e)?;
+        if let Some(ab) = widened(x, y, e.ty) {
+            return Some(ab);
+        }
+        if !small(e.ty) {
+            return None;
+        }
+        let (mx, my) = (self.g.values.max(x)?, self.g.values.max(y)?);
+        (mx + my < e.ty.int_max() as u128).then_some((x, y))
+    }
+
     /// `e`, evaluated in every lane, as an array `[T; W]` of its lanes
     /// (code bound before the lanes, in `loads`): vector loads, operations
     /// of `pipeline::rt::simd` at the kernel's level (`__isa`), and lane
@@ -565,6 +603,19 @@ impl Lanes<'_, '_> {
             Ok(quote!(#name))
         };
         let uni = |x: &Expr| self.g.expr(x, f, k);
+        if let Some((a, b)) = self.rounding_average(e) {
+            let t = rust_type(a.ty);
+            let (x, y) = (self.vec(a)?, self.vec(b)?);
+            let avg = quote!(#simd::Average::<#t>::avg_round(__isa, #x, #y));
+            if a.ty == e.ty {
+                return bind(avg);
+            }
+            let (_, name) = self.temp();
+            self.loads
+                .borrow_mut()
+                .push(quote!(let #name: [#t; #w] = #avg;));
+            return bind(quote!(#simd::Convert::<#t, #ty>::cast(__isa, #name)));
+        }
         match &e.kind {
             ExprKind::Load { source, args, .. } => {
                 if let Some(name) = self.vector_load(e, *source, args) {
@@ -678,6 +729,14 @@ impl Lanes<'_, '_> {
                     ExprKind::Cast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
                         bind(quote!(#simd::Convert::<#from, #ty>::cast(__isa, #x)))
+                    }
+                    ExprKind::Math(MathFn::Fma, args) => {
+                        let (x, y, z) = (
+                            self.vec(&args[0])?,
+                            self.vec(&args[1])?,
+                            self.vec(&args[2])?,
+                        );
+                        bind(quote!(#simd::MulAdd::<#ty>::mul_add(__isa, #x, #y, #z)))
                     }
                     ExprKind::Math(m, args) => {
                         let x = self.vec(&args[0])?;
@@ -886,6 +945,40 @@ impl Lanes<'_, '_> {
             _ => None,
         };
         out.filter(|(_, bits)| *bits <= MAX_BITS)
+    }
+}
+
+/// The operands `a` and `b` of unsigned `e` of the form `(a + b + 1) >> 1`
+/// or `(a + b + 1) / 2`, the three terms in any order and grouping.
+fn average_operands(e: &Expr) -> Option<(&Expr, &Expr)> {
+    fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match &e.kind {
+            ExprKind::Binary(BinOp::Add, a, b) if out.len() < 4 => {
+                terms(a, out);
+                terms(b, out);
+            }
+            _ => out.push(e),
+        }
+    }
+    if !e.ty.is_int() || e.ty.is_signed() {
+        return None;
+    }
+    let ExprKind::Binary(op, sum, k) = &e.kind else {
+        return None;
+    };
+    if !matches!(
+        (op, k.as_int()),
+        (BinOp::Shr, Some(1)) | (BinOp::Div, Some(2))
+    ) {
+        return None;
+    }
+    let mut t = Vec::new();
+    terms(sum, &mut t);
+    let one = t.iter().position(|x| x.as_int() == Some(1))?;
+    t.remove(one);
+    match t.as_slice() {
+        [a, b] => Some((a, b)),
+        _ => None,
     }
 }
 

@@ -175,6 +175,9 @@ pub enum MathFn {
     FastExp,
     /// `fast_log(a)`: within 1e-3 relative of `log`.
     FastLog,
+    /// `fma(a, b, c)`: `a * b + c` rounded once (IEEE 754 fusedMultiplyAdd,
+    /// Rust's `mul_add`).
+    Fma,
 }
 
 impl MathFn {
@@ -195,6 +198,7 @@ impl MathFn {
             "trunc" => MathFn::Trunc,
             "fast_exp" => MathFn::FastExp,
             "fast_log" => MathFn::FastLog,
+            "fma" => MathFn::Fma,
             _ => return None,
         })
     }
@@ -216,6 +220,7 @@ impl MathFn {
             MathFn::Trunc => "trunc",
             MathFn::FastExp => "fast_exp",
             MathFn::FastLog => "fast_log",
+            MathFn::Fma => "fma",
         }
     }
 
@@ -223,6 +228,7 @@ impl MathFn {
     pub fn arity(self) -> usize {
         match self {
             MathFn::Pow | MathFn::Atan2 => 2,
+            MathFn::Fma => 3,
             _ => 1,
         }
     }

@@ -14,7 +14,10 @@
 //! the intrinsics are inlined there. A token exists only where the processor
 //! has the level, which makes calling the intrinsics sound.
 
-use super::{Arith, Bits, Cmp, Convert, DivSmall, Int, Num, Round, SatConvert, Select};
+use super::{
+    Arith, Average, Bits, Cmp, Convert, DivSmall, Int, MulAdd, Num, Round, RoundingAverage,
+    SatConvert, Select,
+};
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;
@@ -113,6 +116,9 @@ pub(super) trait Regs: Copy {
     unsafe fn max_u16(a: Self::I, b: Self::I) -> Self::I;
     unsafe fn max_i32(a: Self::I, b: Self::I) -> Self::I;
     unsafe fn max_u32(a: Self::I, b: Self::I) -> Self::I;
+    /// `(a + b + 1) >> 1` of unsigned 8- and 16-bit lanes, without wrapping.
+    unsafe fn avg_u8(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn avg_u16(a: Self::I, b: Self::I) -> Self::I;
     unsafe fn abs8(a: Self::I) -> Self::I;
     unsafe fn abs16(a: Self::I) -> Self::I;
     unsafe fn abs32(a: Self::I) -> Self::I;
@@ -255,6 +261,33 @@ unsafe fn zip_r<X: Regs, T: Reg<X>, const N: usize>(
     }
     while i < N {
         o[i] = tail(a[i], b[i]);
+        i += 1;
+    }
+    o
+}
+
+/// A lane-wise operation on three vectors, register by register (`tail`
+/// for the lanes after the last whole register).
+#[inline(always)]
+unsafe fn zip3_r<X: Regs, T: Reg<X>, const N: usize>(
+    [a, b, c]: [[T; N]; 3],
+    op: impl Fn(T::R, T::R, T::R) -> T::R,
+    tail: impl Fn(T, T, T) -> T,
+) -> [T; N] {
+    let l = lanes::<X, T>();
+    let mut o = a;
+    let mut i = 0;
+    while i + l <= N {
+        let (x, y, z) = (
+            T::load(a.as_ptr().add(i)),
+            T::load(b.as_ptr().add(i)),
+            T::load(c.as_ptr().add(i)),
+        );
+        T::store(o.as_mut_ptr().add(i), op(x, y, z));
+        i += l;
+    }
+    while i < N {
+        o[i] = tail(a[i], b[i], c[i]);
         i += 1;
     }
     o
@@ -419,6 +452,7 @@ macro_rules! level {
         level!(@arith64 $level; u64);
         level!(@arith64 $level; i64);
         impl Arith<f64> for $level {}
+        level!(@avg $level; u8: avg_u8; u16: avg_u16;);
 
         level!(@bits $level; u8;);
         level!(@bits $level; i8;);
@@ -883,6 +917,16 @@ macro_rules! level {
         }
     )*};
 
+    (@avg $level:ident; $($t:ident: $avg:ident;)*) => {$(
+        impl Average<$t> for $level {
+            #[inline(always)]
+            fn avg_round<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
+                // SAFETY: the token proves the processor has the level.
+                unsafe { zip_r::<$level, $t, N>(a, b, |x, y| <$level as Regs>::$avg(x, y), RoundingAverage::avg_round) }
+            }
+        }
+    )*};
+
     (@defaults $level:ident; $tr:ident; $($a:ident: $($b:ident)*;)*) => {$($(
         impl $tr<$a, $b> for $level {}
     )*)*};
@@ -891,6 +935,28 @@ macro_rules! level {
 level!(Sse41);
 level!(Avx2);
 level!(Avx512);
+
+// Fused multiply-add: one instruction from AVX2 (whose kernels enable FMA)
+// up; SSE4.1 has none and computes each lane with `mul_add`.
+macro_rules! mul_add {
+    ($($level:ident: $fmadd:path;)*) => {$(
+        impl MulAdd<f32> for $level {
+            #[inline(always)]
+            fn mul_add<const N: usize>(self, a: [f32; N], b: [f32; N], c: [f32; N]) -> [f32; N] {
+                // SAFETY: the token proves the processor has the level, whose
+                // kernels enable FMA (see `Avx2`).
+                unsafe { zip3_r::<$level, f32, N>([a, b, c], |x, y, z| $fmadd(x, y, z), f32::mul_add) }
+            }
+        }
+        impl MulAdd<f64> for $level {}
+    )*};
+}
+mul_add! {
+    Avx2: _mm256_fmadd_ps;
+    Avx512: _mm512_fmadd_ps;
+}
+impl MulAdd<f32> for Sse41 {}
+impl MulAdd<f64> for Sse41 {}
 
 /// One-line methods of [`Regs`] that are one intrinsic each.
 macro_rules! direct {
@@ -939,6 +1005,7 @@ macro_rules! sse_avx {
      mul: $mul16:path, $mul32:path, $mulhi16:path, $mul_epu32:path, $blend_odd32:expr,
      min: $min_i8:path, $min_u8:path, $min_i16:path, $min_u16:path, $min_i32:path, $min_u32:path,
      max: $max_i8:path, $max_u8:path, $max_i16:path, $max_u16:path, $max_i32:path, $max_u32:path,
+     avg: $avg8:path, $avg16:path,
      abs: $abs8:path, $abs16:path, $abs32:path,
      bits: $and:path, $or:path, $xor:path,
      shift: $sll16:path, $sll32:path, $sll64:path, $srl16:path, $srl32:path, $srl64:path,
@@ -1019,6 +1086,8 @@ macro_rules! sse_avx {
                 max_u16(a: $i, b: $i) -> $i = $max_u16;
                 max_i32(a: $i, b: $i) -> $i = $max_i32;
                 max_u32(a: $i, b: $i) -> $i = $max_u32;
+                avg_u8(a: $i, b: $i) -> $i = $avg8;
+                avg_u16(a: $i, b: $i) -> $i = $avg16;
                 abs8(a: $i) -> $i = $abs8;
                 abs16(a: $i) -> $i = $abs16;
                 abs32(a: $i) -> $i = $abs32;
@@ -1149,6 +1218,7 @@ sse_avx! {
         |a: __m128i, b: __m128i| _mm_blend_epi16::<0b1100_1100>(a, b),
     min: _mm_min_epi8, _mm_min_epu8, _mm_min_epi16, _mm_min_epu16, _mm_min_epi32, _mm_min_epu32,
     max: _mm_max_epi8, _mm_max_epu8, _mm_max_epi16, _mm_max_epu16, _mm_max_epi32, _mm_max_epu32,
+    avg: _mm_avg_epu8, _mm_avg_epu16,
     abs: _mm_abs_epi8, _mm_abs_epi16, _mm_abs_epi32,
     bits: _mm_and_si128, _mm_or_si128, _mm_xor_si128,
     shift: _mm_sll_epi16, _mm_sll_epi32, _mm_sll_epi64, _mm_srl_epi16, _mm_srl_epi32,
@@ -1198,6 +1268,7 @@ sse_avx! {
         _mm256_min_epi32, _mm256_min_epu32,
     max: _mm256_max_epi8, _mm256_max_epu8, _mm256_max_epi16, _mm256_max_epu16,
         _mm256_max_epi32, _mm256_max_epu32,
+    avg: _mm256_avg_epu8, _mm256_avg_epu16,
     abs: _mm256_abs_epi8, _mm256_abs_epi16, _mm256_abs_epi32,
     bits: _mm256_and_si256, _mm256_or_si256, _mm256_xor_si256,
     shift: _mm256_sll_epi16, _mm256_sll_epi32, _mm256_sll_epi64, _mm256_srl_epi16,
@@ -1305,6 +1376,8 @@ impl Regs for Avx512 {
         max_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epu16;
         max_i32(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epi32;
         max_u32(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epu32;
+        avg_u8(a: __m512i, b: __m512i) -> __m512i = _mm512_avg_epu8;
+        avg_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_avg_epu16;
         abs8(a: __m512i) -> __m512i = _mm512_abs_epi8;
         abs16(a: __m512i) -> __m512i = _mm512_abs_epi16;
         abs32(a: __m512i) -> __m512i = _mm512_abs_epi32;
