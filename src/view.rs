@@ -265,6 +265,30 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         prefetch_next_row(self.ptr, &c, &self.origin, &self.strides);
     }
 
+    /// A pointer to the element at global coordinate `c`, from which `n`
+    /// elements along dimension 0 are read: for vectorized generated code
+    /// that reads a span in registers (stride-2 loads), at coordinates
+    /// bounds inference proved inside the view, of a view whose dimension 0
+    /// is dense. Debug builds check both.
+    ///
+    /// # Safety
+    ///
+    /// The `n` coordinates from `c` must be inside the view's region (the
+    /// pointer is then valid for reading them), and dimension 0 must have
+    /// stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn dense_ptr(&self, c: [i64; N], n: usize) -> *const T {
+        debug_assert!(
+            n <= 1 || self.strides[0] == 1,
+            "vector load from a strided view"
+        );
+        let base = self.dense_lanes_from(&c, n);
+        // SAFETY: the span is inside the view, so its start is in bounds.
+        unsafe { self.ptr.add(base) }
+    }
+
     /// The `W` elements at `c`, `c + step`, `c + 2 step`, ... in the first
     /// coordinate, one load per lane, unchecked (see [`View::load_dense`]).
     ///

@@ -348,3 +348,45 @@ fn three_dimensional_inputs() {
         assert_matches(&out.view(), &want[0], "channels");
     }
 }
+
+pipeline! {
+    /// Stride-2 reads (one dense span per vector, deinterleaved) of an input
+    /// exactly as wide as they need: the last vector's span ends at the
+    /// input's last column.
+    fn halve(input: Image<u16, 2>) -> (Image<u16, 2>, Image<u16, 2>) {
+        even(x, y) = input(2 * x, y);
+        both(x, y) = ((input(2 * x, y) as u32 + 3 * input(2 * x + 1, y) as u32 + 2) >> 2) as u16;
+        (even, both)
+    }
+    schedule halve {
+        even.vectorize(x, 16);
+        both.vectorize(x, 16);
+    }
+}
+
+#[test]
+fn stride_two_loads_end_at_the_last_column() {
+    for w in [1usize, 5, 16, 17, 37, 64] {
+        // `even` alone reads 2w - 1 columns; `both` reads 2w.
+        for (k, in_w) in [(0, 2 * w - 1), (1, 2 * w)] {
+            let input = noise([in_w, 3], w as u64, |s| s as u16);
+            let shapes = [[w, 3], [w * k, 3]];
+            let mut want = shapes.map(|s| region_image::<u16, 2>([0, 0], s));
+            interpret(
+                halve::__SOURCE,
+                "halve",
+                &[image_of(&input.view())],
+                &[],
+                &mut want,
+            )
+            .unwrap();
+            for_each_isa(|isa| {
+                let [mut even, mut both] = shapes.map(Buffer::<u16, 2>::new);
+                halve(&input, &mut even, &mut both).unwrap();
+                let what = format!("an input {in_w} wide, {isa}");
+                assert_matches(&even.view(), &want[0], &what);
+                assert_matches(&both.view(), &want[1], &what);
+            });
+        }
+    }
+}

@@ -28,8 +28,8 @@
 //! differ from the reference only in the payload of a NaN.
 
 use pipeline::rt::simd::{
-    Arith, Average, Bits, CastTo, Cmp, Convert, DivSmall, Float, Int, MulAdd, Num, Round,
-    SatConvert, Scalar, Select,
+    Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd, Num,
+    Round, SatConvert, Scalar, Select,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -664,6 +664,53 @@ fn averages<L: Average<u8> + Average<u16>, const N: usize>(level: L, m: &mut Mis
         |a, b| level.avg_round(a, b),
         average,
     );
+}
+
+/// [`Deinterleave`] of level `L` on `T` at length `N`: lanes `p[2 i]` of
+/// spans of exactly `2 N - 1` values (edge values and noise), from many
+/// starting points among them.
+fn every_2nd<L: Deinterleave<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
+    let c = At::<N>::new::<L>(m, name::<T>());
+    let v = values::<T>(10);
+    let mut wrong = 0;
+    for s in (0..v.len()).step_by(7) {
+        let span: Vec<T> = (0..2 * N - 1).map(|k| v[(s + k) % v.len()]).collect();
+        // SAFETY: the span holds exactly the 2 N - 1 elements read.
+        let got: [T; N] = unsafe { level.load_every_2nd(span.as_ptr()) };
+        for (i, &g) in got.iter().enumerate() {
+            if !T::same(g, span[2 * i]) {
+                wrong += 1;
+                if wrong <= 5 {
+                    eprintln!(
+                        "{} load_every_2nd, start {s}, lane {i}: got {g:?}, want {:?}",
+                        c.at,
+                        span[2 * i]
+                    );
+                }
+            }
+        }
+    }
+    if wrong > 0 {
+        c.m.0
+            .push(format!("{} load_every_2nd: {wrong} wrong lanes", c.at));
+    }
+}
+
+#[test]
+fn stride_two_loads_take_the_even_lanes() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(every_2nd::<_, u8>(level, &mut m));
+        at_lengths!(every_2nd::<_, i8>(level, &mut m));
+        at_lengths!(every_2nd::<_, u16>(level, &mut m));
+        at_lengths!(every_2nd::<_, i16>(level, &mut m));
+        at_lengths!(every_2nd::<_, u32>(level, &mut m));
+        at_lengths!(every_2nd::<_, i32>(level, &mut m));
+        at_lengths!(every_2nd::<_, f32>(level, &mut m));
+        at_lengths!(every_2nd::<_, u64>(level, &mut m));
+        at_lengths!(every_2nd::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
 }
 
 #[test]

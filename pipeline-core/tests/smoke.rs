@@ -129,3 +129,16 @@ fn rounding_averages_use_pavg_only_where_the_sum_cannot_wrap() {
     let wrapping = expand("(a(x, y) + b(x, y) + 1) >> 1");
     assert!(!wrapping.contains("Average"), "{wrapping}");
 }
+
+#[test]
+fn stride_two_loads_are_deinterleaved_spans() {
+    let src = "fn halve(a: Image<u16, 2>) -> Image<u16, 2> { \
+               out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(3 * x, y); out } \
+               schedule halve { out.vectorize(x, 16); }";
+    let out = pipeline_core::expand(src.parse().unwrap()).to_string();
+    // Two stride-2 loads of a span of 31 elements in each kernel; stride 3
+    // loads lane by lane.
+    let kernels = out.matches("let __isa").count();
+    assert_eq!(out.matches("dense_ptr (__c , 31)").count(), 2 * kernels, "{out}");
+    assert_eq!(out.matches("load_strided :: < 16 > (__c , 3i64)").count(), kernels, "{out}");
+}

@@ -351,6 +351,22 @@ pub trait Average<T: RoundingAverage>: Copy {
     }
 }
 
+/// Loads of stride 2 (`f(2 * x)`, `f(2 * x + 1)`) at one level, as one
+/// dense load of the span from the first lane to the last and a
+/// deinterleaving: shuffles instead of a load per lane.
+pub trait Deinterleave<T: Copy + Default>: Copy {
+    /// Lanes `p[0], p[2], ..., p[2 N - 2]`, read straight into registers.
+    ///
+    /// # Safety
+    ///
+    /// The `2 N - 1` elements from `p` must be readable.
+    #[inline(always)]
+    unsafe fn load_every_2nd<const N: usize>(self, p: *const T) -> [T; N] {
+        // SAFETY: the caller makes the span readable.
+        core::array::from_fn(|i| unsafe { p.add(2 * i).read_unaligned() })
+    }
+}
+
 /// Fused multiply-add on vectors of floats `T` at one level: the DSL's
 /// `fma(a, b, c)`, `a * b + c` with one rounding. Levels without the
 /// instruction compute each lane with Rust's `mul_add` (the C library's
@@ -467,6 +483,7 @@ macro_rules! defaults {
         defaults!(@int $level; u8 u16 u32 u64 i8 i16 i32 i64);
         defaults!(@float $level; f32 f64);
         defaults!(@cast $level; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+        defaults!(@deinterleave $level; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
         impl $crate::rt::simd::Average<u8> for $level {}
         impl $crate::rt::simd::Average<u16> for $level {}
     };
@@ -475,6 +492,9 @@ macro_rules! defaults {
     (@float $level:ty; $($t:ident)*) => {$(
         impl $crate::rt::simd::Round<$t> for $level {}
         impl $crate::rt::simd::MulAdd<$t> for $level {}
+    )*};
+    (@deinterleave $level:ty; $($t:ident)*) => {$(
+        impl $crate::rt::simd::Deinterleave<$t> for $level {}
     )*};
     (@cast $level:ty; $($a:ident)*) => {$(
         defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);

@@ -834,6 +834,22 @@ impl Lanes<'_, '_> {
                 }
                 quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } })
             }
+            // Stride 2: one dense load of the span from the first lane to
+            // the last (inside the box bounds inference proved inside the
+            // view, like both ends), deinterleaved.
+            Some((_, 2)) if !own => {
+                let c = self.lane0(args, &ramps, &fold);
+                let span = Literal::usize_unsuffixed(2 * self.w - 1);
+                quote!({
+                    let __c = #c;
+                    unsafe {
+                        ::pipeline::rt::simd::Deinterleave::<#ty>::load_every_2nd::<#w>(
+                            __isa,
+                            #view.dense_ptr(__c, #span),
+                        )
+                    }
+                })
+            }
             Some((_, s)) if *s != 0 && !own => {
                 let c = self.lane0(args, &ramps, &fold);
                 let s = Literal::i64_suffixed(*s as i64);

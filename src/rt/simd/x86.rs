@@ -15,8 +15,8 @@
 //! has the level, which makes calling the intrinsics sound.
 
 use super::{
-    Arith, Average, Bits, Cmp, Convert, DivSmall, Int, MulAdd, Num, Round, RoundingAverage,
-    SatConvert, Select,
+    Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, Num, Round,
+    RoundingAverage, SatConvert, Select,
 };
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
@@ -164,6 +164,8 @@ pub(super) trait Regs: Copy {
     unsafe fn trunc16_8(a: Self::I, b: Self::I) -> Self::I;
     /// The low halves of the 32-bit lanes of `a` then `b`.
     unsafe fn trunc32_16(a: Self::I, b: Self::I) -> Self::I;
+    /// The low halves of the 64-bit lanes of `a` then `b`.
+    unsafe fn trunc64_32(a: Self::I, b: Self::I) -> Self::I;
 
     unsafe fn addf(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn subf(a: Self::F, b: Self::F) -> Self::F;
@@ -360,6 +362,29 @@ unsafe fn narrow_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
         i += 1;
     }
     o
+}
+
+/// Lanes `o[i] = p[2 i]` for `i` from `from` up to `n`, whole registers of
+/// level `X` at a time: the even lanes of the register at `p + 2 i`, then
+/// the odd lanes of the one at `p + 2 i + l - 1` (so that no load passes the
+/// span's last element, `p + 2 n - 2`), combined by `op`. Returns the first
+/// lane not written.
+#[inline(always)]
+unsafe fn every_2nd_r<X: Regs, T: Reg<X>>(
+    p: *const T,
+    o: *mut T,
+    n: usize,
+    from: usize,
+    op: impl Fn(X::I, X::I) -> X::I,
+) -> usize {
+    let l = lanes::<X, T>();
+    let mut i = from;
+    while i + l <= n {
+        let (x, y) = (T::load(p.add(2 * i)), T::load(p.add(2 * i + l - 1)));
+        T::store(o.add(i), T::from_bits(op(T::bits(x), T::bits(y))));
+        i += l;
+    }
+    i
 }
 
 /// A selection between `x` and `y` by a comparison of `a` and `b` (lanes of
@@ -936,6 +961,56 @@ level!(Sse41);
 level!(Avx2);
 level!(Avx512);
 
+// Stride-2 loads: the even lanes of one register and the odd ones of the
+// next (shifted down a lane), narrowed as lanes twice as wide; the lanes
+// left over in whole registers of the levels below (whose instructions the
+// level's kernels enable), the rest one by one.
+macro_rules! every_2nd {
+    ($($level:ident $(then $below:ident)*;)*) => {$(
+        every_2nd!(@types $level [$($below)*]; trunc16_8, srl16, 8: u8 i8;
+            trunc32_16, srl32, 16: u16 i16; trunc64_32, srl64, 32: u32 i32 f32;);
+        impl Deinterleave<u64> for $level {}
+        impl Deinterleave<i64> for $level {}
+        impl Deinterleave<f64> for $level {}
+    )*};
+    (@types $level:ident $below:tt; $($trunc:ident, $srl:ident, $bits:literal: $($t:ident)*;)*) => {$($(
+        impl Deinterleave<$t> for $level {
+            #[inline(always)]
+            unsafe fn load_every_2nd<const N: usize>(self, p: *const $t) -> [$t; N] {
+                let mut o = [<$t>::default(); N];
+                // SAFETY: the token proves the level, whose kernels enable
+                // the levels below (module docs); the caller makes the
+                // span readable.
+                let mut i = unsafe {
+                    every_2nd_r::<$level, $t>(p, o.as_mut_ptr(), N, 0, |x, y| {
+                        <$level as Regs>::$trunc(x, <$level as Regs>::$srl(y, $bits))
+                    })
+                };
+                every_2nd!(@below $below; p, o, N, i, $t, $trunc, $srl, $bits);
+                while i < N {
+                    // SAFETY: as above.
+                    o[i] = unsafe { p.add(2 * i).read_unaligned() };
+                    i += 1;
+                }
+                o
+            }
+        }
+    )*)*};
+    (@below [$($below:ident)*]; $p:ident, $o:ident, $n:ident, $i:ident, $t:ident, $trunc:ident, $srl:ident, $bits:literal) => {$(
+        // SAFETY: as above.
+        $i = unsafe {
+            every_2nd_r::<$below, $t>($p, $o.as_mut_ptr(), $n, $i, |x, y| {
+                <$below as Regs>::$trunc(x, <$below as Regs>::$srl(y, $bits))
+            })
+        };
+    )*};
+}
+every_2nd! {
+    Sse41;
+    Avx2 then Sse41;
+    Avx512 then Avx2 then Sse41;
+}
+
 // Fused multiply-add: one instruction from AVX2 (whose kernels enable FMA)
 // up; SSE4.1 has none and computes each lane with `mul_add`.
 macro_rules! mul_add {
@@ -1011,7 +1086,7 @@ macro_rules! sse_avx {
      shift: $sll16:path, $sll32:path, $sll64:path, $srl16:path, $srl32:path, $srl64:path,
             $sra16:path, $sra32:path,
      widen: $zx8_16:path, $sx8_16:path, $zx16_32:path, $sx16_32:path, $zx8_32:path, $sx8_32:path,
-     trunc: $trunc16_8:expr, $trunc32_16:expr,
+     trunc: $trunc16_8:expr, $trunc32_16:expr, $trunc64_32:expr,
      sat: $sat16_u8:expr, $sat16_i8:expr, $sat32_u16:expr, $sat32_i16:expr,
      cmp: $cmpeq8:path, $cmpeq16:path, $cmpeq32:path, $cmpgt8:path, $cmpgt16:path, $cmpgt32:path,
           $blendv8:path, $cmpf:expr,
@@ -1151,6 +1226,10 @@ macro_rules! sse_avx {
             unsafe fn trunc32_16(a: $i, b: $i) -> $i {
                 ($trunc32_16)(a, b)
             }
+            #[inline(always)]
+            unsafe fn trunc64_32(a: $i, b: $i) -> $i {
+                ($trunc64_32)(a, b)
+            }
 
             direct! {
                 addf(a: $f, b: $f) -> $f = $addf;
@@ -1231,6 +1310,8 @@ sse_avx! {
     }, |a: __m128i, b: __m128i| {
         let m = _mm_set1_epi32(0xffff);
         _mm_packus_epi32(_mm_and_si128(a, m), _mm_and_si128(b, m))
+    }, |a: __m128i, b: __m128i| {
+        _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(_mm_castsi128_ps(a), _mm_castsi128_ps(b)))
     },
     sat: |a: __m128i, b: __m128i| _mm_packus_epi16(a, b),
         |a: __m128i, b: __m128i| _mm_packs_epi16(a, b),
@@ -1285,6 +1366,9 @@ sse_avx! {
         let m = _mm256_set1_epi32(0xffff);
         let p = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
         _mm256_permute4x64_epi64::<0b11_01_10_00>(p)
+    }, |a: __m256i, b: __m256i| {
+        let p = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(p))
     },
     sat: |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b)),
         |a: __m256i, b: __m256i| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b)),
@@ -1456,6 +1540,11 @@ impl Regs for Avx512 {
     unsafe fn trunc32_16(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtepi32_epi16(b))
+    }
+    #[inline(always)]
+    unsafe fn trunc64_32(a: __m512i, b: __m512i) -> __m512i {
+        let lo = _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a));
+        _mm512_inserti64x4::<1>(lo, _mm512_cvtepi64_epi32(b))
     }
 
     direct! {
