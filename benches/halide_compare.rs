@@ -5,7 +5,8 @@
 //! `python3 benches/halide/compare.py` runs this bench and Halide and prints the
 //! side-by-side table; to run this half alone:
 //! `cargo bench --bench halide_compare [-- NAME...]` (NAME: `blur3x3_u16`,
-//! `gauss5x5_u8`, `harris_f32`, `unsharp_f32`, `copy_bandwidth`; default all).
+//! `gauss5x5_u8`, `down2_u16`, `harris_f32`, `unsharp_f32`, `copy_bandwidth`; default
+//! all).
 //!
 //! Each pipeline is run twice to warm up (the first call starts the thread pool),
 //! then `HALIDE_COMPARE_RUNS` times (default 10); it prints one line
@@ -71,6 +72,19 @@ pipeline! {
 
 // The Harris response and the unsharp mask are the examples' own pipelines,
 // algorithm and schedule.
+// A 2x2 box downsample of a u16 image with rounding: loads of stride 2.
+pipeline! {
+    pub fn down2(input: Image<u16, 2>) -> Image<u16, 2> {
+        out(x, y) = ((input(2 * x, 2 * y) as u32 + input(2 * x + 1, 2 * y) as u32
+            + input(2 * x, 2 * y + 1) as u32 + input(2 * x + 1, 2 * y + 1) as u32 + 2) >> 2) as u16;
+        out
+    }
+
+    schedule down2 {
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16);
+    }
+}
+
 #[path = "../examples/harris.rs"]
 mod harris_example;
 #[path = "../examples/unsharp.rs"]
@@ -182,6 +196,7 @@ fn main() {
         let lowered = [
             ("blur3x3_u16", blur3x3::LOWERED),
             ("gauss5x5_u8", gauss5x5::LOWERED),
+            ("down2_u16", down2::LOWERED),
             ("harris_f32", harris::LOWERED),
             ("unsharp_f32", unsharp::LOWERED),
         ];
@@ -206,6 +221,15 @@ fn main() {
         let t = time(runs, || gauss5x5(black_box(&input), &mut out).unwrap());
         report("gauss5x5_u8", w, h, t);
         dump("gauss5x5_u8", out.as_slice());
+    }
+
+    if selected("down2_u16") {
+        let (w, h) = (6400, 4800);
+        let input = Buffer::<u16, 2>::from_fn([w, h], |[x, y]| (hash(x, y, 0) >> 16) as u16);
+        let mut out = Buffer::<u16, 2>::new([w / 2, h / 2]);
+        let t = time(runs, || down2(black_box(&input), &mut out).unwrap());
+        report("down2_u16", w / 2, h / 2, t);
+        dump("down2_u16", out.as_slice());
     }
 
     if selected("harris_f32") {

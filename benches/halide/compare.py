@@ -5,7 +5,8 @@ Run from anywhere in the repository:
 
     python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...]
 
-NAME is one of blur3x3_u16, gauss5x5_u8, harris_f32, unsharp_f32 (default: all).
+NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, harris_f32, unsharp_f32 (default:
+all).
 
 What it does, in one run:
 
@@ -14,7 +15,7 @@ What it does, in one run:
 2. Runs `cargo bench --bench halide_compare` (benches/halide_compare.rs, release)
    for our times and a parallel-copy measurement of the memory bandwidth; the
    bench also writes its outputs to target/halide-compare/.
-3. Defines the same four algorithms with the same schedules in Halide's Python
+3. Defines the same five algorithms with the same schedules in Halide's Python
    API, JIT-compiles each once and times `realize` into preallocated buffers
    (two warm-up runs, then the median of N), on inputs built from the same
    integer hash as the bench's.
@@ -34,9 +35,9 @@ What it does, in one run:
    median over rounds of each side's time and of the per-round ratio, with the
    range of the per-round ratios to show the noise, and each side's fastest run
    over all rounds (noise only ever slows a run down, so on a busy machine the
-   ratio of the fastest runs is the steadier figure). For the blur it also gives
-   the bound that the measured memory bandwidth sets for the bytes it must
-   read and write.
+   ratio of the fastest runs is the steadier figure). For the blur and the
+   downsample it also gives the bound that the measured memory bandwidth sets
+   for the bytes they must read and write.
 6. Runs our bench at each instruction-set level (PIPELINE_ISA=scalar, sse4.1,
    avx2, avx512), the four levels in turn in each of R rounds, and prints the
    median time per level and the median per-round speed-up over scalar.
@@ -60,7 +61,7 @@ REQUIREMENTS = ["halide>=21,<22", "numpy"]
 # Written into the venv once the requirements installed, so later runs skip pip.
 STAMP = VENV / "halide-compare-requirements.txt"
 
-NAMES = ["blur3x3_u16", "gauss5x5_u8", "harris_f32", "unsharp_f32"]
+NAMES = ["blur3x3_u16", "gauss5x5_u8", "down2_u16", "harris_f32", "unsharp_f32"]
 # The unsharp mask's parameters (also in benches/halide_compare.rs).
 SIGMA = 1.5
 AMOUNT = 1.5
@@ -138,7 +139,7 @@ def hash_u32(np, shape):
 
 def make_input(np, name, shape):
     h = hash_u32(np, shape)
-    if name == "blur3x3_u16":
+    if name in ("blur3x3_u16", "down2_u16"):
         return (h[0] >> np.uint32(16)).astype(np.uint16)
     if name == "gauss5x5_u8":
         return (h[0] >> np.uint32(24)).astype(np.uint8)
@@ -170,6 +171,18 @@ def halide_blur3x3(hl, libm_exp=False):
 
     out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
     blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
+    return out, [inp], []
+
+
+def halide_down2(hl, libm_exp=False):
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    inp = hl.ImageParam(hl.UInt(16), 2, "input")
+    u32 = lambda e: hl.cast(hl.UInt(32), e)
+    out = hl.Func("out")
+    total = u32(inp[2 * x, 2 * y]) + u32(inp[2 * x + 1, 2 * y]) + u32(inp[2 * x, 2 * y + 1])
+    out[x, y] = hl.cast(hl.UInt(16), (total + u32(inp[2 * x + 1, 2 * y + 1]) + 2) >> 2)
+
+    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16)
     return out, [inp], []
 
 
@@ -314,6 +327,7 @@ def halide_unsharp(hl, libm_exp=False):
 CASES = {
     "blur3x3_u16": (halide_blur3x3, (4800, 6400), (4800, 6400), "uint16"),
     "gauss5x5_u8": (halide_gauss5x5, (4096, 4096), (4096, 4096), "uint8"),
+    "down2_u16": (halide_down2, (4800, 6400), (2400, 3200), "uint16"),
     "harris_f32": (halide_harris, (3, 1024, 1920), (1024, 1920), "float32"),
     "unsharp_f32": (halide_unsharp, (3, 1536, 2560), (3, 1536, 2560), "float32"),
 }
@@ -525,9 +539,11 @@ def main():
         ours_med, theirs_med = median(our_ms[name]), median(their_ms[name])
         fastest = f"{our_best[name]:.2f}, {their_best[name]:.2f} ({our_best[name] / their_best[name]:.2f})"
         bound = ours_bound = halide_bound = ""
-        if name == "blur3x3_u16":
+        if name in ("blur3x3_u16", "down2_u16"):
             w, h = (int(v) for v in size.split("x"))
-            bytes_moved = 2 * w * h * 2  # read the u16 input once, write the u16 output once
+            # Read the u16 input once (four times the output for the
+            # downsample), write the u16 output once.
+            bytes_moved = (2 if name == "blur3x3_u16" else 5) * w * h * 2
             bound_ms = bytes_moved / (bandwidth * 1e9) * 1e3
             bound = f"{bound_ms:.2f}"
             ours_bound = f"{ours_med / bound_ms:.2f} (fastest {our_best[name] / bound_ms:.2f})"

@@ -139,6 +139,14 @@ fn stride_two_loads_are_deinterleaved_spans() {
     // Two stride-2 loads of a span of 31 elements in each kernel; stride 3
     // loads lane by lane.
     let kernels = out.matches("let __isa").count();
-    assert_eq!(out.matches("dense_ptr (__c , 31)").count(), 2 * kernels, "{out}");
-    assert_eq!(out.matches("load_strided :: < 16 > (__c , 3i64)").count(), kernels, "{out}");
+    assert_eq!(
+        out.matches("dense_ptr (__c , 31)").count(),
+        2 * kernels,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("load_strided :: < 16 > (__c , 3i64)").count(),
+        kernels,
+        "{out}"
+    );
 }
