@@ -175,6 +175,12 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether func `f`'s stores go straight to the caller's output buffer
+    /// (which the pipeline only writes; its rows are not in cache yet).
+    pub(super) fn writes_caller_output(&self, f: FuncId) -> bool {
+        self.p.outputs.contains(&f) && writes_output_directly(self.p, f)
+    }
+
     /// The coordinates of a load or store of func `of` (None: an input),
     /// inside the stage `k` of func `f`; folded dimensions wrap.
     fn coords(

@@ -271,7 +271,7 @@ impl Lanes<'_, '_> {
             let v = self.vec(value)?;
             let loads = std::mem::take(&mut *self.loads.borrow_mut());
             let c = self.lane0(args, &ramps, &fold);
-            let prefetch = (writer.to_string().starts_with("__out") && args.len() > 1)
+            let prefetch = (self.g.writes_caller_output(func) && args.len() > 1)
                 .then(|| quote!(#writer.prefetch_next_row(__c);));
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
