@@ -245,13 +245,9 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn load_dense<const W: usize>(&self, c: [i64; N]) -> [T; W] {
-        debug_assert!(
-            W <= 1 || self.strides[0] == 1,
-            "vector load from a strided view"
-        );
-        let base = self.dense_lanes_from(&c, W);
-        // SAFETY: the `W` lanes are consecutive elements inside the view.
-        unsafe { core::ptr::read_unaligned(self.ptr.add(base) as *const [T; W]) }
+        // SAFETY: the `W` lanes are consecutive elements inside the view
+        // (the caller's promise, which `dense_ptr` needs too).
+        unsafe { core::ptr::read_unaligned(self.dense_ptr(c, W) as *const [T; W]) }
     }
 
     /// Hints the processor to fetch the element one row after global

@@ -267,6 +267,14 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
         unsafe { core::ptr::read_unaligned(self.ptr.add(base) as *const [T; W]) }
     }
 
+    /// Hints the processor to fetch the element one row after `c`, for the
+    /// stores of the next row (see [`View::prefetch_next_row`]).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn prefetch_next_row(&self, c: [i64; N]) {
+        prefetch_next_row(self.ptr, &c, &self.origin, &self.strides);
+    }
+
     /// Writes the `W` elements of `v` from `c` along dimension 0, unchecked
     /// (see [`View::load_dense`]): one unaligned vector store.
     ///
@@ -274,17 +282,6 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
     ///
     /// Every one of the `W` coordinates must be inside the view's region, and
     /// dimension 0 must have stride 1.
-    /// Hints the processor to fetch the element one row after global
-    /// coordinate `c` (dimension 1 plus one) into the cache, for vectorized
-    /// generated code that walks rows in order: the next row's loads (or
-    /// stores) then find their lines there. Any coordinate is allowed, also
-    /// outside the view; nothing is read.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn prefetch_next_row(&self, c: [i64; N]) {
-        prefetch_next_row(self.ptr, &c, &self.origin, &self.strides);
-    }
-
     #[doc(hidden)]
     #[inline(always)]
     #[track_caller]
