@@ -668,32 +668,24 @@ fn averages<L: Average<u8> + Average<u16>, const N: usize>(level: L, m: &mut Mis
 
 /// [`Deinterleave`] of level `L` on `T` at length `N`: lanes `p[2 i]` of
 /// spans of exactly `2 N - 1` values (edge values and noise), from many
-/// starting points among them.
+/// starting points among them. The inputs are `(start, lane)`, one vector
+/// per start, so that [`At::one`] checks each lane against the span.
 fn every_2nd<L: Deinterleave<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
-    let c = At::<N>::new::<L>(m, name::<T>());
+    let mut c = At::<N>::new::<L>(m, name::<T>());
     let v = values::<T>(10);
-    let mut wrong = 0;
-    for s in (0..v.len()).step_by(7) {
-        let span: Vec<T> = (0..2 * N - 1).map(|k| v[(s + k) % v.len()]).collect();
+    let at = |start: usize, k: usize| v[(start + k) % v.len()];
+    let inputs: Vec<(usize, usize)> = (0..v.len())
+        .step_by(7)
+        .flat_map(|start| (0..N).map(move |lane| (start, lane)))
+        .collect();
+    let load = |x: [(usize, usize); N]| {
+        let span: Vec<T> = (0..2 * N - 1).map(|k| at(x[0].0, k)).collect();
         // SAFETY: the span holds exactly the 2 N - 1 elements read.
-        let got: [T; N] = unsafe { level.load_every_2nd(span.as_ptr()) };
-        for (i, &g) in got.iter().enumerate() {
-            if !T::same(g, span[2 * i]) {
-                wrong += 1;
-                if wrong <= 5 {
-                    eprintln!(
-                        "{} load_every_2nd, start {s}, lane {i}: got {g:?}, want {:?}",
-                        c.at,
-                        span[2 * i]
-                    );
-                }
-            }
-        }
-    }
-    if wrong > 0 {
-        c.m.0
-            .push(format!("{} load_every_2nd: {wrong} wrong lanes", c.at));
-    }
+        unsafe { level.load_every_2nd(span.as_ptr()) }
+    };
+    c.one("load_every_2nd", &inputs, load, |(start, lane)| {
+        at(start, 2 * lane)
+    });
 }
 
 #[test]
