@@ -80,6 +80,8 @@ struct Steady<'a> {
     upper: Vec<Expr>,
     /// Whether the partitioned loop starts at a constant `>= 0`.
     from_zero: bool,
+    /// Whether the partitioned loop is a vector loop.
+    vector: bool,
     /// Rewrites that hold in the steady state, found with the bounds above:
     /// `min(16 * v, e - 16) -> 16 * v` (its side condition bounds the
     /// steady state) and then `e >= 16 -> true`.
@@ -144,7 +146,13 @@ impl Steady<'_> {
                 facts.push((e.clone(), (**p).clone()));
                 Some((c, r))
             }
-            ExprKind::Select(cond, a, b) if !uses_var(cond) => {
+            // A select that does not use the loop is a constant, such as an
+            // outer split's shifted tail: the inner loop of a split's last,
+            // shifted tile then runs guard-free too. Not for a vector loop:
+            // there it would cut the vectors of every edge part of the outer
+            // loop into partial ones (twice the code) for iterations that
+            // are rare.
+            ExprKind::Select(cond, a, b) if !uses_var(cond) && (uses_var(e) || self.vector) => {
                 let before = facts.len();
                 let (ca, ra) = self.linear(a, side, facts)?;
                 let (cb, rb) = self.linear(b, side, facts)?;
@@ -600,6 +608,7 @@ fn split_loop(
         lower: Vec::new(),
         upper: Vec::new(),
         from_zero: min.as_int().is_some_and(|m| m >= 0),
+        vector: kind == LoopKind::Vectorized,
         facts: Default::default(),
     };
     steady.collect(&body, &Coords::default(), &var);
