@@ -656,51 +656,48 @@ impl Lowerer<'_> {
         if !computed.is_empty() {
             let (lets, regions, boxes) = self.regions(f, coords, &inner, &computed, "iteration");
             let mut lets = lets;
-            // Sliding window: when a func is stored just outside this loop
-            // and its region moves monotonically with it, each iteration
-            // computes only what earlier iterations have not.
-            let this = Expr::new(ExprKind::Loop(loops[i].var.clone()), Type::I64);
+            // Sliding window: when a func is stored outside this loop and its
+            // region moves monotonically with a serial loop between the two,
+            // each iteration computes only what earlier iterations have not.
             let mut compute_region: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::new();
             for &h in &computed {
                 let mut region: Vec<(Expr, Expr)> = regions[&h]
                     .iter()
                     .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
                     .collect();
-                let adjacent = loops.get(i + 1).is_some_and(|w| matches!(&self.sched.funcs[h].store, Some((g, v)) if *g == f && *v == w.var.name));
                 // (Not for a func with updates: they rerun over the whole
                 // region each iteration.)
-                if adjacent && loops[i].kind != LoopKind::Parallel && p.funcs[h].updates.is_empty()
-                {
-                    if let Some(d) = sliding_dim(&boxes[&h], &loops[i].var) {
-                        // What the previous iteration computed up to.
-                        let hi_sym = regions[&h][d].1;
-                        let hi = &lets
-                            .iter()
-                            .find(|(s, _)| *s == hi_sym)
-                            .expect("bound above")
-                            .1;
-                        let previous = substitute_loop(
-                            hi,
-                            &loops[i].var,
-                            &bin(BinOp::Sub, this.clone(), i64c(1)),
-                        );
-                        let lo = Expr::select(
-                            bin(BinOp::Eq, this.clone(), loops[i].min.clone()),
+                let slide = match p.funcs[h].updates.is_empty() {
+                    true => slide_loop(loops, i, self.sched.funcs[h].store.as_ref(), f, &boxes[&h]),
+                    false => None,
+                };
+                if let Some((k, d)) = slide {
+                    let this = Expr::new(ExprKind::Loop(loops[k].var.clone()), Type::I64);
+                    // What the previous iteration computed up to.
+                    let hi_sym = regions[&h][d].1;
+                    let hi = &lets
+                        .iter()
+                        .find(|(s, _)| *s == hi_sym)
+                        .expect("bound above")
+                        .1;
+                    let previous =
+                        substitute_loop(hi, &loops[k].var, &bin(BinOp::Sub, this.clone(), i64c(1)));
+                    let lo = Expr::select(
+                        bin(BinOp::Eq, this.clone(), loops[k].min.clone()),
+                        Expr::sym(regions[&h][d].0),
+                        bin(
+                            BinOp::Max,
                             Expr::sym(regions[&h][d].0),
-                            bin(
-                                BinOp::Max,
-                                Expr::sym(regions[&h][d].0),
-                                bin(BinOp::Add, previous, i64c(1)),
-                            ),
-                        );
-                        let s = self.new_sym(format!(
-                            "{}.slide.min.{}",
-                            p.funcs[h].name, p.funcs[h].vars[d]
-                        ));
-                        lets.push((s, simplify(&lo)));
-                        region[d].0 = Expr::sym(s);
-                        self.sliding.insert(h, (d, window(&boxes[&h], d)));
-                    }
+                            bin(BinOp::Add, previous, i64c(1)),
+                        ),
+                    );
+                    let s = self.new_sym(format!(
+                        "{}.slide.min.{}",
+                        p.funcs[h].name, p.funcs[h].vars[d]
+                    ));
+                    lets.push((s, simplify(&lo)));
+                    region[d].0 = Expr::sym(s);
+                    self.sliding.insert(h, (d, window(&boxes[&h], d)));
                 }
                 compute_region.insert(h, region);
             }
@@ -817,6 +814,64 @@ fn merge_translates(regions: Vec<Region>) -> Vec<Region> {
 /// The one dimension whose bounds depend on loop `v`, if all the regions'
 /// bounds in it grow monotonically with `v` and no other dimension depends
 /// on it.
+/// The loop that a func computed at `loops[compute]` slides over, and the
+/// dimension that slides: a serial loop from the compute level out to (not
+/// including) the loop that stores the func, over which its `regions` move
+/// monotonically in one dimension. The innermost loop over which consecutive
+/// regions overlap is taken (there sliding saves work), else the innermost
+/// over which they move.
+///
+/// A loop outside the compute level qualifies only when the loops inside it,
+/// down to the compute level, run the same iterations at each of its steps
+/// and are serial: then what the previous step computed at the same inner
+/// iteration is what this one has already (its region in the other
+/// dimensions does not move), and nothing else writes that storage.
+fn slide_loop(
+    loops: &[Loop],
+    compute: usize,
+    store: Option<&(FuncId, String)>,
+    f: FuncId,
+    regions: &[Region],
+) -> Option<(usize, usize)> {
+    let (g, w) = store?;
+    let store = loops.iter().position(|l| *g == f && l.var.name == *w)?;
+    let mut candidates = Vec::new();
+    for k in compute..store {
+        if loops[k].kind == LoopKind::Parallel {
+            break;
+        }
+        let v = &loops[k].var;
+        let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+        if loops[compute..k]
+            .iter()
+            .any(|l| uses(&l.min) || uses(&l.max))
+        {
+            break;
+        }
+        if let Some(d) = sliding_dim(regions, v) {
+            candidates.push((k, d));
+        }
+    }
+    let overlaps = |&&(k, d): &&(usize, usize)| {
+        let v = &loops[k].var;
+        let back = bin(
+            BinOp::Sub,
+            Expr::new(ExprKind::Loop(v.clone()), Type::I64),
+            i64c(1),
+        );
+        let width = window(regions, d);
+        regions.iter().all(|r| {
+            let step = linear_difference(&r[d].1, &substitute_loop(&r[d].1, v, &back));
+            matches!((step, width), (Some(s), Some(w)) if s >= 0 && s < w)
+        })
+    };
+    candidates
+        .iter()
+        .find(overlaps)
+        .or(candidates.first())
+        .copied()
+}
+
 fn sliding_dim(regions: &[Region], v: &LoopVar) -> Option<usize> {
     let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
     let dims = regions.first()?.len();
