@@ -7,7 +7,10 @@
 //!   semantics (wrapping, Euclidean division, x / 0 == 0);
 //! - `x + 0 -> x`, `x * 1 -> x`, `x * 0 -> 0`, `0 + x -> x`, `c + x -> x + c`;
 //! - `(x + c1) + c2 -> x + (c1 + c2)` and `(x + c1) - c2 -> x + (c1 - c2)`;
-//! - `min(x + c1, x + c2) -> x + min(c1, c2)` (also with `x` alone), same for max;
+//! - `(x + c1) - (y + c2) -> (x - y) + (c1 - c2)`, same for `+`;
+//! - `min(x + c1, x + c2) -> x + min(c1, c2)` (also with `x` alone), same for max,
+//!   and `min((x + c1) / k, (x + c2) / k) -> (x + min(c1, c2)) / k` for `k > 0`,
+//!   also between any two operands of a chain of the same operation;
 //! - `min(x, x) -> x`, `select(true, a, b) -> a`, `select(c, a, a) -> a`;
 //! - `cast` of a constant folds.
 //!
@@ -81,6 +84,66 @@ pub fn fold_int(op: BinOp, ty: Type, a: i128, b: i128) -> Option<i128> {
         _ => return None,
     };
     Some(ty.wrap(v))
+}
+
+/// `op(x + c1, x + c2) -> x + op(c1, c2)` and `op((x + c1) / k, (x + c2) / k)
+/// -> (x + op(c1, c2)) / k` (`op` min or max, `k > 0`: the division is
+/// monotonic), also between any two operands of a chain of `op`, as the
+/// bounds of a stencil's taps are; `op(x, x) -> x`.
+fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
+    let pick = |c1: i128, c2: i128| {
+        if op == BinOp::Min {
+            c1.min(c2)
+        } else {
+            c1.max(c2)
+        }
+    };
+    let merge = |p: &Expr, q: &Expr| -> Option<Expr> {
+        let ((xp, cp), (xq, cq)) = (split_offset(p), split_offset(q));
+        if xp == xq {
+            return Some(add_offset(xp, pick(cp, cq), ty));
+        }
+        match (&p.kind, &q.kind) {
+            (ExprKind::Binary(BinOp::Div, np, kp), ExprKind::Binary(BinOp::Div, nq, kq))
+                if kp.as_int().is_some_and(|k| k > 0) && kp == kq =>
+            {
+                let ((xp, cp), (xq, cq)) = (split_offset(np), split_offset(nq));
+                (xp == xq).then(|| {
+                    let n = add_offset(xp, pick(cp, cq), ty);
+                    Expr::binary(BinOp::Div, n, (**kp).clone())
+                })
+            }
+            _ => None,
+        }
+    };
+    // The operands of the chain of `op` (`a` and `b` are simplified: their own
+    // operands have been merged already), then each merged into the first
+    // it merges with.
+    fn operands<'e>(op: BinOp, e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match &e.kind {
+            ExprKind::Binary(o, p, q) if *o == op => {
+                operands(op, p, out);
+                operands(op, q, out);
+            }
+            _ => out.push(e),
+        }
+    }
+    let mut all = Vec::new();
+    operands(op, a, &mut all);
+    operands(op, b, &mut all);
+    let mut merged: Vec<Expr> = Vec::new();
+    for e in &all {
+        match merged.iter().position(|m| m == *e || merge(m, e).is_some()) {
+            Some(i) => merged[i] = merge(&merged[i], e).unwrap_or_else(|| (*e).clone()),
+            None => merged.push((*e).clone()),
+        }
+    }
+    (merged.len() < all.len()).then(|| {
+        merged
+            .into_iter()
+            .reduce(|x, y| Expr::binary(op, x, y))
+            .expect("a chain has operands")
+    })
 }
 
 fn simplify_node(e: Expr, exact: bool) -> Expr {
@@ -169,6 +232,12 @@ fn simplify_node(e: Expr, exact: bool) -> Expr {
                             (Some(xa), Some(xb)) if op == BinOp::Sub && xa == xb => {
                                 return Expr::int(ty, ca - cb)
                             }
+                            // The offsets move out: `a - (x + 1)` and
+                            // `a - x` then differ by a constant.
+                            (Some(xa), Some(xb)) if ca != 0 || cb != 0 => {
+                                let base = Expr::binary(op, xa, xb);
+                                return add_offset(Some(base), ca + sign * cb, ty);
+                            }
                             _ => {}
                         }
                     }
@@ -180,15 +249,8 @@ fn simplify_node(e: Expr, exact: bool) -> Expr {
                     },
                     BinOp::Div if b.as_int() == Some(1) => return a,
                     BinOp::Min | BinOp::Max => {
-                        let (xa, ca) = split_offset(&a);
-                        let (xb, cb) = split_offset(&b);
-                        if xa == xb {
-                            let c = if op == BinOp::Min {
-                                ca.min(cb)
-                            } else {
-                                ca.max(cb)
-                            };
-                            return add_offset(xa, c, ty);
+                        if let Some(e) = merge_extremum(op, &a, &b, ty) {
+                            return e;
                         }
                     }
                     _ => {}
@@ -237,6 +299,47 @@ mod tests {
         assert_eq!(simplify(&e), add(sym(0), Expr::i64(-1)));
         let e = Expr::binary(BinOp::Max, add(sym(1), Expr::i64(2)), sym(1));
         assert_eq!(simplify(&e), add(sym(1), Expr::i64(2)));
+    }
+
+    #[test]
+    fn taps_of_a_stencil_merge_through_divisions() {
+        let div = |e: Expr, k: i128| Expr::binary(BinOp::Div, e, Expr::i64(k));
+        let sub = |a: Expr, b: Expr| Expr::binary(BinOp::Sub, a, b);
+        let max = |a: Expr, b: Expr| Expr::binary(BinOp::Max, a, b);
+        let min = |a: Expr, b: Expr| Expr::binary(BinOp::Min, a, b);
+        // The first vector of a loop whose taps x - 1, x, x + 1 read from
+        // `sym(0)`: max(0, (s0 - (s1 - 1) + 15) / 16, (s0 - s1 + 15) / 16,
+        // (s0 - (s1 + 1) + 15) / 16) is the largest tap alone.
+        let tap = |c: i128| {
+            div(
+                add(sub(sym(0), add(sym(1), Expr::i64(c))), Expr::i64(15)),
+                16,
+            )
+        };
+        let e = max(max(max(Expr::i64(0), tap(-1)), tap(0)), tap(1));
+        let want = max(
+            Expr::i64(0),
+            div(add(sub(sym(0), sym(1)), Expr::i64(16)), 16),
+        );
+        assert_eq!(simplify(&e), want);
+        // Operands anywhere in a chain; unrelated ones stay, in order.
+        let e = min(min(sym(2), tap(1)), min(sym(3), tap(-1)));
+        let want = min(
+            min(sym(2), div(add(sub(sym(0), sym(1)), Expr::i64(14)), 16)),
+            sym(3),
+        );
+        assert_eq!(simplify(&e), want);
+        // Not through a division by a negative or a variable divisor.
+        let e = max(
+            Expr::binary(BinOp::Div, add(sym(0), Expr::i64(1)), Expr::i64(-2)),
+            Expr::binary(BinOp::Div, sym(0), Expr::i64(-2)),
+        );
+        assert_eq!(simplify(&e), e);
+        let e = max(
+            Expr::binary(BinOp::Div, add(sym(0), Expr::i64(1)), sym(4)),
+            Expr::binary(BinOp::Div, sym(0), sym(4)),
+        );
+        assert_eq!(simplify(&e), e);
     }
 
     #[test]
