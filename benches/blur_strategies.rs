@@ -1,5 +1,7 @@
-//! The Halide paper's five schedules of the 3x3 blur (u16, 6400x4800), same
-//! algorithm, measured side by side: `cargo bench --bench blur_strategies`.
+//! The Halide paper's five schedules of the 3x3 blur (u16, 6400x4800), a
+//! sixth that slides down strips computed a chunk of columns at a time, and
+//! the two sliding ones again with `vectorize`; same algorithm, measured side
+//! by side: `cargo bench --bench blur_strategies`.
 //! Each strategy's intermediate storage is printed once before timing.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -39,6 +41,30 @@ blur!(sliding_in_strips, {
     out.split(y, yo, yi, 32).parallel(yo);
     blur_x.store_at(out, yo).compute_at(out, yi);
 });
+// Stored per strip, computed per chunk of 512 columns: the window slides down
+// the strip's rows (a loop outside the compute level), and the chunk of a row
+// that blur_x has just written is still in L1 when out reads it.
+blur!(sliding_in_chunks, {
+    out.split(y, yo, yi, 32).split(x, xo, xi, 512).parallel(yo);
+    blur_x.store_at(out, yo).compute_at(out, xo);
+});
+blur!(sliding_in_strips_simd, {
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);
+    blur_x
+        .store_at(out, yo)
+        .compute_at(out, yi)
+        .vectorize(x, 16);
+});
+blur!(sliding_in_chunks_simd, {
+    out.split(y, yo, yi, 32)
+        .split(x, xo, xi, 512)
+        .parallel(yo)
+        .vectorize(xi, 16);
+    blur_x
+        .store_at(out, yo)
+        .compute_at(out, xo)
+        .vectorize(x, 16);
+});
 
 type Blur = fn(&Buffer<u16, 2>, &mut Buffer<u16, 2>) -> Result<(), pipeline::Error>;
 
@@ -47,12 +73,19 @@ fn bench(c: &mut Criterion) {
     let input = Buffer::<u16, 2>::from_fn([w, h], |[x, y]| ((x * 7 + y * 13) % 65536) as u16);
     let mut reference = Buffer::<u16, 2>::new([w, h]);
     breadth_first(&input, &mut reference).unwrap();
-    let strategies: [(&str, Blur); 5] = [
+    let strategies: [(&str, Blur); 8] = [
         ("breadth_first", |i, o| breadth_first(i, o)),
         ("full_fusion", |i, o| full_fusion(i, o)),
         ("sliding_window", |i, o| sliding_window(i, o)),
         ("tiles", |i, o| tiles(i, o)),
         ("sliding_in_strips", |i, o| sliding_in_strips(i, o)),
+        ("sliding_in_chunks", |i, o| sliding_in_chunks(i, o)),
+        ("sliding_in_strips_simd", |i, o| {
+            sliding_in_strips_simd(i, o)
+        }),
+        ("sliding_in_chunks_simd", |i, o| {
+            sliding_in_chunks_simd(i, o)
+        }),
     ];
     let mut g = c.benchmark_group("blur3x3_u16_6400x4800");
     g.sample_size(10);

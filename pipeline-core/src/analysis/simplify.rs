@@ -133,8 +133,12 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
     operands(op, b, &mut all);
     let mut merged: Vec<Expr> = Vec::new();
     for e in &all {
-        match merged.iter().position(|m| m == *e || merge(m, e).is_some()) {
-            Some(i) => merged[i] = merge(&merged[i], e).unwrap_or_else(|| (*e).clone()),
+        match merged
+            .iter()
+            .enumerate()
+            .find_map(|(i, m)| Some((i, merge(m, e)?)))
+        {
+            Some((i, m)) => merged[i] = m,
             None => merged.push((*e).clone()),
         }
     }

@@ -667,9 +667,11 @@ impl Lowerer<'_> {
                     .collect();
                 // (Not for a func with updates: they rerun over the whole
                 // region each iteration.)
-                let slide = match p.funcs[h].updates.is_empty() {
-                    true => slide_loop(loops, i, self.sched.funcs[h].store.as_ref(), f, &boxes[&h]),
-                    false => None,
+                let store = self.sched.funcs[h].store.as_ref();
+                let slide = if p.funcs[h].updates.is_empty() {
+                    slide_loop(loops, i, store, f, &boxes[&h])
+                } else {
+                    None
                 };
                 if let Some((k, d)) = slide {
                     let this = Expr::new(ExprKind::Loop(loops[k].var.clone()), Type::I64);
@@ -811,9 +813,6 @@ fn merge_translates(regions: Vec<Region>) -> Vec<Region> {
     out
 }
 
-/// The one dimension whose bounds depend on loop `v`, if all the regions'
-/// bounds in it grow monotonically with `v` and no other dimension depends
-/// on it.
 /// The loop that a func computed at `loops[compute]` slides over, and the
 /// dimension that slides: a serial loop from the compute level out to (not
 /// including) the loop that stores the func, over which its `regions` move
@@ -872,6 +871,9 @@ fn slide_loop(
         .copied()
 }
 
+/// The one dimension whose bounds depend on loop `v`, if all the regions'
+/// bounds in it grow monotonically with `v` and no other dimension depends
+/// on it.
 fn sliding_dim(regions: &[Region], v: &LoopVar) -> Option<usize> {
     let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
     let dims = regions.first()?.len();
