@@ -65,20 +65,27 @@ fn allocations_of(name: &str, run: impl FnOnce() -> Result<(), Error>) -> Vec<us
         .collect()
 }
 
-/// The 3x3 blur of DESIGN.md 4.1 under a schedule; one test per schedule.
+/// The 3x3 blur of DESIGN.md 4.1 as pipeline `$name` under a schedule.
+macro_rules! blur {
+    ($name:ident, { $($schedule:tt)* }) => {
+        pipeline! {
+            fn $name(input: Image<u16, 2>) -> Image<u16, 2> {
+                let clamped = input.clamp_edge();
+                blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+                out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+                out
+            }
+            schedule $name { $($schedule)* }
+        }
+    };
+}
+
+/// The blur under a schedule, against the interpreter; one test per schedule.
 macro_rules! blur_with_schedule {
     ($test:ident, { $($schedule:tt)* }) => {
         #[test]
         fn $test() {
-            pipeline! {
-                fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
-                    let clamped = input.clamp_edge();
-                    blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-                    out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-                    out
-                }
-                schedule blur { $($schedule)* }
-            }
+            blur!(blur, { $($schedule)* });
             check(blur::__SOURCE, "blur", |i, o| blur(i, o));
         }
     };
@@ -298,27 +305,12 @@ fn nested_compute_at() {
     );
 }
 
-pipeline! {
-    fn rows_at_root(input: Image<u16, 2>) -> Image<u16, 2> {
-        let clamped = input.clamp_edge();
-        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }
-    schedule rows_at_root {
-        blur_x.compute_root();
-    }
-
-    fn rows_per_row(input: Image<u16, 2>) -> Image<u16, 2> {
-        let clamped = input.clamp_edge();
-        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }
-    schedule rows_per_row {
-        blur_x.compute_at(out, y);
-    }
-}
+blur!(rows_at_root, {
+    blur_x.compute_root();
+});
+blur!(rows_per_row, {
+    blur_x.compute_at(out, y);
+});
 
 #[test]
 fn compute_at_allocates_what_one_iteration_needs() {
@@ -341,31 +333,15 @@ fn compute_at_allocates_what_one_iteration_needs() {
     );
 }
 
-pipeline! {
-    fn sliding(input: Image<u16, 2>) -> Image<u16, 2> {
-        let clamped = input.clamp_edge();
-        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }
-    schedule sliding {
-        out.split(y, yo, yi, 16).parallel(yo);
-        blur_x.store_at(out, yo).compute_at(out, yi);
-    }
-}
+blur!(sliding, {
+    out.split(y, yo, yi, 16).parallel(yo);
+    blur_x.store_at(out, yo).compute_at(out, yi);
+});
 
-pipeline! {
-    fn sliding_serial(input: Image<u16, 2>) -> Image<u16, 2> {
-        let clamped = input.clamp_edge();
-        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }
-    schedule sliding_serial {
-        out.split(y, yo, yi, 1048576);
-        blur_x.store_at(out, yo).compute_at(out, yi);
-    }
-}
+blur!(sliding_serial, {
+    out.split(y, yo, yi, 1048576);
+    blur_x.store_at(out, yo).compute_at(out, yi);
+});
 
 #[test]
 fn sliding_window_over_the_whole_image() {
@@ -407,18 +383,13 @@ fn sliding_window_with_folded_storage() {
     check(sliding::__SOURCE, "sliding", |i, o| sliding(i, o));
 }
 
-pipeline! {
-    fn sliding_chunks(input: Image<u16, 2>) -> Image<u16, 2> {
-        let clamped = input.clamp_edge();
-        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }
-    schedule sliding_chunks {
-        out.split(y, yo, yi, 16).split(x, xo, xi, 16).parallel(yo).vectorize(xi, 8);
-        blur_x.store_at(out, yo).compute_at(out, xo).vectorize(x, 8);
-    }
-}
+blur!(sliding_chunks, {
+    out.split(y, yo, yi, 16)
+        .split(x, xo, xi, 16)
+        .parallel(yo)
+        .vectorize(xi, 8);
+    blur_x.store_at(out, yo).compute_at(out, xo).vectorize(x, 8);
+});
 
 #[test]
 fn sliding_window_over_a_loop_outside_the_compute_level() {
