@@ -682,8 +682,7 @@ impl Lowerer<'_> {
                         .find(|(s, _)| *s == hi_sym)
                         .expect("bound above")
                         .1;
-                    let previous =
-                        substitute_loop(hi, &loops[k].var, &bin(BinOp::Sub, this.clone(), i64c(1)));
+                    let previous = at_previous_step(hi, &loops[k].var);
                     let lo = Expr::select(
                         bin(BinOp::Eq, this.clone(), loops[k].min.clone()),
                         Expr::sym(regions[&h][d].0),
@@ -853,14 +852,9 @@ fn slide_loop(
     }
     let overlaps = |&&(k, d): &&(usize, usize)| {
         let v = &loops[k].var;
-        let back = bin(
-            BinOp::Sub,
-            Expr::new(ExprKind::Loop(v.clone()), Type::I64),
-            i64c(1),
-        );
         let width = window(regions, d);
         regions.iter().all(|r| {
-            let step = linear_difference(&r[d].1, &substitute_loop(&r[d].1, v, &back));
+            let step = linear_difference(&r[d].1, &at_previous_step(&r[d].1, v));
             matches!((step, width), (Some(s), Some(w)) if s >= 0 && s < w)
         })
     };
@@ -928,10 +922,15 @@ fn increasing(e: &Expr, v: &LoopVar) -> bool {
     }
 }
 
-/// Replaces loop `v` by `by` in `e`.
-fn substitute_loop(e: &Expr, v: &LoopVar, by: &Expr) -> Expr {
+/// `e` at the previous iteration of loop `v` (`v` replaced by `v - 1`).
+fn at_previous_step(e: &Expr, v: &LoopVar) -> Expr {
+    let back = bin(
+        BinOp::Sub,
+        Expr::new(ExprKind::Loop(v.clone()), Type::I64),
+        i64c(1),
+    );
     e.rewrite(&mut |n| match &n.kind {
-        ExprKind::Loop(l) if l == v => by.clone(),
+        ExprKind::Loop(l) if l == v => back.clone(),
         _ => n,
     })
 }
