@@ -29,7 +29,7 @@
 
 use pipeline::rt::simd::{
     Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd, Num,
-    Round, SatConvert, Scalar, Select,
+    Reverse, Round, SatConvert, Scalar, Select,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -701,6 +701,41 @@ fn stride_two_loads_take_the_even_lanes() {
         at_lengths!(every_2nd::<_, f32>(level, &mut m));
         at_lengths!(every_2nd::<_, u64>(level, &mut m));
         at_lengths!(every_2nd::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+/// [`Reverse`] of level `L` on `T` at length `N`: vectors of edge values
+/// and noise from many starting points among them, as `(start, lane)`
+/// inputs like [`every_2nd`]'s; lane `i` must hold input lane `N - 1 - i`.
+fn reversals<L: Reverse<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let v = values::<T>(10);
+    let at = |start: usize, k: usize| v[(start + k) % v.len()];
+    let inputs: Vec<(usize, usize)> = (0..v.len())
+        .step_by(5)
+        .flat_map(|start| (0..N).map(move |lane| (start, lane)))
+        .collect();
+    let reverse = |x: [(usize, usize); N]| level.reverse(std::array::from_fn(|k| at(x[0].0, k)));
+    c.one("reverse", &inputs, reverse, |(start, lane)| {
+        at(start, N - 1 - lane)
+    });
+}
+
+#[test]
+fn reversals_mirror_the_lanes() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(reversals::<_, u8>(level, &mut m));
+        at_lengths!(reversals::<_, i8>(level, &mut m));
+        at_lengths!(reversals::<_, u16>(level, &mut m));
+        at_lengths!(reversals::<_, i16>(level, &mut m));
+        at_lengths!(reversals::<_, u32>(level, &mut m));
+        at_lengths!(reversals::<_, i32>(level, &mut m));
+        at_lengths!(reversals::<_, f32>(level, &mut m));
+        at_lengths!(reversals::<_, u64>(level, &mut m));
+        at_lengths!(reversals::<_, i64>(level, &mut m));
+        at_lengths!(reversals::<_, f64>(level, &mut m));
     });
     m.assert_none();
 }

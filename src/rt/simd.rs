@@ -367,6 +367,17 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
     }
 }
 
+/// The lanes of a vector in reverse order at one level: with a dense load
+/// of the same lanes, a load of stride -1 (`f(c - x)`, a mirror image), as
+/// shuffles instead of a load per lane.
+pub trait Reverse<T: Copy + Default>: Copy {
+    /// `[a[N - 1], a[N - 2], ..., a[0]]`.
+    #[inline(always)]
+    fn reverse<const N: usize>(self, a: [T; N]) -> [T; N] {
+        core::array::from_fn(|i| a[N - 1 - i])
+    }
+}
+
 /// Fused multiply-add on vectors of floats `T` at one level: the DSL's
 /// `fma(a, b, c)`, `a * b + c` with one rounding. Levels without the
 /// instruction compute each lane with Rust's `mul_add` (the C library's
@@ -495,6 +506,7 @@ macro_rules! defaults {
     )*};
     (@deinterleave $level:ty; $($t:ident)*) => {$(
         impl $crate::rt::simd::Deinterleave<$t> for $level {}
+        impl $crate::rt::simd::Reverse<$t> for $level {}
     )*};
     (@cast $level:ty; $($a:ident)*) => {$(
         defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);

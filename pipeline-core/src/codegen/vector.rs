@@ -13,7 +13,8 @@
 //!
 //! A load evaluated in every lane whose first coordinate is a ramp of stride 1
 //! and whose other coordinates are uniform is one dense vector load
-//! ([`pipeline::View::load_dense`]) before the lanes are computed; with another
+//! ([`pipeline::View::load_dense`]) before the lanes are computed; with stride
+//! 2 a dense load deinterleaved, with stride -1 one reversed, with another
 //! constant stride a strided load; any other load (a gather, or one under a
 //! `select` branch, which the scalar code would not evaluate in every lane)
 //! stays in the lane loop. The value is then computed by one loop over the
@@ -848,6 +849,20 @@ impl Lanes<'_, '_> {
                             #view.dense_ptr(__c, #span),
                         )
                     }
+                })
+            }
+            // Stride -1 (a mirror image): one dense load of the same lanes,
+            // from the last lane's coordinate, reversed in registers.
+            Some((_, -1)) => {
+                let c = self.lane0(args, &ramps, &fold);
+                let last = Literal::i64_suffixed(self.w as i64 - 1);
+                quote!({
+                    let mut __c = #c;
+                    __c[0] -= #last;
+                    ::pipeline::rt::simd::Reverse::<#ty>::reverse::<#w>(
+                        __isa,
+                        unsafe { #view.load_dense::<#w>(__c) },
+                    )
                 })
             }
             Some((_, s)) if *s != 0 && !own => {
