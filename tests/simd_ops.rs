@@ -666,18 +666,27 @@ fn averages<L: Average<u8> + Average<u16>, const N: usize>(level: L, m: &mut Mis
     );
 }
 
-/// [`Deinterleave`] of level `L` on `T` at length `N`: lanes `p[2 i]` of
-/// spans of exactly `2 N - 1` values (edge values and noise), from many
-/// starting points among them. The inputs are `(start, lane)`, one vector
-/// per start, so that [`At::one`] checks each lane against the span.
-fn every_2nd<L: Deinterleave<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
-    let mut c = At::<N>::new::<L>(m, name::<T>());
+/// Runs of the edge values and noise of [`values`] from many starting
+/// points among them, for operations that move lanes: `at(start, k)` is the
+/// `k`-th value from `start`, and the inputs `(start, lane)` of [`At::one`]
+/// make one vector per start, so that each lane is checked against the run.
+fn cuts<T: Lane, const N: usize>() -> (impl Fn(usize, usize) -> T, Vec<(usize, usize)>) {
     let v = values::<T>(10);
-    let at = |start: usize, k: usize| v[(start + k) % v.len()];
-    let inputs: Vec<(usize, usize)> = (0..v.len())
+    let inputs = (0..v.len())
         .step_by(7)
         .flat_map(|start| (0..N).map(move |lane| (start, lane)))
         .collect();
+    (
+        move |start: usize, k: usize| v[(start + k) % v.len()],
+        inputs,
+    )
+}
+
+/// [`Deinterleave`] of level `L` on `T` at length `N`: lanes `p[2 i]` of
+/// spans of exactly `2 N - 1` values ([`cuts`]).
+fn every_2nd<L: Deinterleave<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let (at, inputs) = cuts::<T, N>();
     let load = |x: [(usize, usize); N]| {
         let span: Vec<T> = (0..2 * N - 1).map(|k| at(x[0].0, k)).collect();
         // SAFETY: the span holds exactly the 2 N - 1 elements read.
@@ -705,17 +714,66 @@ fn stride_two_loads_take_the_even_lanes() {
     m.assert_none();
 }
 
-/// [`Reverse`] of level `L` on `T` at length `N`: vectors of edge values
-/// and noise from many starting points among them, as `(start, lane)`
-/// inputs like [`every_2nd`]'s; lane `i` must hold input lane `N - 1 - i`.
+/// [`Deinterleave::load_every`] of level `L` on `T`, `N` lanes of stride
+/// `S` from spans of exactly `M = (N - 1) S + 1` values, as [`every_2nd`].
+fn every_sth<
+    L: Deinterleave<T>,
+    T: Lane + Default,
+    const N: usize,
+    const M: usize,
+    const S: usize,
+>(
+    level: L,
+    m: &mut Mismatches,
+) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let (at, inputs) = cuts::<T, N>();
+    let load = |x: [(usize, usize); N]| {
+        let span: [T; M] = std::array::from_fn(|k| at(x[0].0, k));
+        // SAFETY: the span holds exactly the M elements read.
+        unsafe { level.load_every::<N, M, S>(span.as_ptr()) }
+    };
+    c.one(
+        &format!("load_every by {S}"),
+        &inputs,
+        load,
+        |(start, lane)| at(start, S * lane),
+    );
+}
+
+/// [`every_sth`] at strides 3 and 4, at the lengths of [`at_lengths`].
+macro_rules! strides_3_and_4 {
+    ($t:ty, $level:expr, $m:expr) => {
+        every_sth::<_, $t, 3, 7, 3>($level, $m);
+        every_sth::<_, $t, 37, 109, 3>($level, $m);
+        every_sth::<_, $t, 64, 190, 3>($level, $m);
+        every_sth::<_, $t, 131, 391, 3>($level, $m);
+        every_sth::<_, $t, 3, 9, 4>($level, $m);
+        every_sth::<_, $t, 37, 145, 4>($level, $m);
+        every_sth::<_, $t, 64, 253, 4>($level, $m);
+        every_sth::<_, $t, 131, 521, 4>($level, $m);
+    };
+}
+
+#[test]
+fn stride_three_and_four_loads_take_every_third_and_fourth_lane() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        strides_3_and_4!(u8, level, &mut m);
+        strides_3_and_4!(i16, level, &mut m);
+        strides_3_and_4!(u32, level, &mut m);
+        strides_3_and_4!(f32, level, &mut m);
+        strides_3_and_4!(u64, level, &mut m);
+        strides_3_and_4!(f64, level, &mut m);
+    });
+    m.assert_none();
+}
+
+/// [`Reverse`] of level `L` on `T` at length `N` ([`cuts`]): lane `i` must
+/// hold input lane `N - 1 - i`.
 fn reversals<L: Reverse<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
     let mut c = At::<N>::new::<L>(m, name::<T>());
-    let v = values::<T>(10);
-    let at = |start: usize, k: usize| v[(start + k) % v.len()];
-    let inputs: Vec<(usize, usize)> = (0..v.len())
-        .step_by(5)
-        .flat_map(|start| (0..N).map(move |lane| (start, lane)))
-        .collect();
+    let (at, inputs) = cuts::<T, N>();
     let reverse = |x: [(usize, usize); N]| level.reverse(std::array::from_fn(|k| at(x[0].0, k)));
     c.one("reverse", &inputs, reverse, |(start, lane)| {
         at(start, N - 1 - lane)

@@ -15,7 +15,7 @@ use pipeline::{pipeline, Buffer, Error, View};
 use pipeline_core::interp::{Image, Value};
 
 /// Padding of the inputs on every side (stencils read it); inputs are also
-/// three times as wide as the output, for strided reads.
+/// four times as wide as the output, for strided reads.
 const PAD: usize = 2;
 
 /// Output sizes: widths that no vector width divides, and one narrower than
@@ -78,7 +78,7 @@ float_edges! {
 /// pairs run row after row with a period of 13 (integers) or 19 (floats)
 /// that no vector width divides, so each edge value lands in many lanes.
 fn inputs<T: Edges>(w: usize, h: usize) -> [Buffer<T, 2>; 2] {
-    let shape = [3 * w + 2 * PAD, h + 2 * PAD];
+    let shape = [4 * w + 2 * PAD, h + 2 * PAD];
     let mut a = noise(shape, w as u64, T::noise);
     let mut b = noise(shape, h as u64 + 100, T::noise);
     let edges = T::edges();
@@ -416,7 +416,7 @@ averages!(u8_averages(u8 => u16), v128 = 16, v512 = 64);
 averages!(u16_averages(u16 => u32), v128 = 8, v512 = 32);
 
 /// Loads and stores of 1, 2, 4 and 8-byte elements: neighbours at unaligned
-/// offsets; strided reads (strides 2, 3 and -1); reads at data-dependent
+/// offsets; strided reads (strides 2, 3, 4 and -1); reads at data-dependent
 /// coordinates (gathers) of an input and of a lookup table func; boundary
 /// conditions on varying and on uniform coordinates; a vectorized update.
 macro_rules! memory {
@@ -432,7 +432,7 @@ macro_rules! memory {
                 }
                 neighbours(x, y) = a(x - 1, y) ^ a(x + 1, y) * 3 ^ a(x + 2, y - 1) * 5;
                 strided(x, y) = a(2 * x, y) ^ a(2 * x + 1, y) * 3 ^ a(3 * x + 2, y) * 5
-                    ^ a(a.width() - 5 - x, y) * 7;
+                    ^ a(a.width() - 5 - x, y) * 7 ^ a(4 * x + 1, y) * 9;
                 gathered(x, y) =
                     b(clamp(a(x, y) as i32, -2, 12), y) ^ lut(a(x, y) as u8 as i32) * 3;
                 bordered(x, y) =

@@ -14,8 +14,8 @@
 //! A load evaluated in every lane whose first coordinate is a ramp of stride 1
 //! and whose other coordinates are uniform is one dense vector load
 //! ([`pipeline::View::load_dense`]) before the lanes are computed; with stride
-//! 2 a dense load deinterleaved, with stride -1 one reversed, with another
-//! constant stride a strided load; any other load (a gather, or one under a
+//! 2 to 4 a dense load of the span deinterleaved, with stride -1 one
+//! reversed, with another constant stride a strided load; any other load (a gather, or one under a
 //! `select` branch, which the scalar code would not evaluate in every lane)
 //! stays in the lane loop. The value is then computed by one loop over the
 //! lanes of straight-line scalar code on those arrays, which the kernel's
@@ -863,6 +863,24 @@ impl Lanes<'_, '_> {
                         __isa,
                         unsafe { #view.load_dense::<#w>(__c) },
                     )
+                })
+            }
+            // Strides 3 and 4 (interleaved RGB or RGBA, downsampling by
+            // 4): the span read once and the lanes picked by a constant
+            // stride, which the compiler turns into shuffles.
+            Some((_, s)) if (3..=4).contains(s) && !own => {
+                let c = self.lane0(args, &ramps, &fold);
+                let s = *s as usize;
+                let span = Literal::usize_unsuffixed((self.w - 1) * s + 1);
+                let s = Literal::usize_unsuffixed(s);
+                quote!({
+                    let __c = #c;
+                    unsafe {
+                        ::pipeline::rt::simd::Deinterleave::<#ty>::load_every::<#w, #span, #s>(
+                            __isa,
+                            #view.dense_ptr(__c, #span),
+                        )
+                    }
                 })
             }
             Some((_, s)) if *s != 0 && !own => {
