@@ -131,12 +131,13 @@ fn rounding_averages_use_pavg_only_where_the_sum_cannot_wrap() {
 }
 
 #[test]
-fn stride_two_loads_are_deinterleaved_spans() {
+fn strided_loads_are_deinterleaved_spans() {
     let src = "fn halve(a: Image<u16, 2>) -> Image<u16, 2> { \
-               out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(3 * x, y); out } \
+               out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(3 * x, y) + a(5 * x, y); out } \
                schedule halve { out.vectorize(x, 16); }";
     let out = pipeline_core::expand(src.parse().unwrap()).to_string();
-    // Two stride-2 loads of a span of 31 elements in each kernel; stride 3
+    // In each kernel: two stride-2 loads of a span of 31 elements, one
+    // stride-3 load of a span of 46 picked by a constant stride; stride 5
     // loads lane by lane.
     let kernels = out.matches("let __isa").count();
     assert_eq!(
@@ -145,7 +146,13 @@ fn stride_two_loads_are_deinterleaved_spans() {
         "{out}"
     );
     assert_eq!(
-        out.matches("load_strided :: < 16 > (__c , 3i64)").count(),
+        out.matches("load_every :: < 16 , 46 , 3 > (__isa , __in0 . dense_ptr (__c , 46)")
+            .count(),
+        kernels,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("load_strided :: < 16 > (__c , 5i64)").count(),
         kernels,
         "{out}"
     );
