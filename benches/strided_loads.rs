@@ -1,11 +1,14 @@
 //! Vector loads of constant strides against a dense copy of the same output:
 //! a mirror image (stride -1), every second pixel (2), RGB to grey on u8 and
 //! f32 (3), every fourth pixel (4); outputs of 1024x512, vectorized so that a
-//! vector is 512 bits of the widest type. `cargo bench --bench strided_loads`
-//! (`PIPELINE_ISA=avx2` and so on to time a lower level).
+//! vector is 512 bits of the widest type. Also a pipeline on a 1920x1080 RGB
+//! image given planar and given interleaved (`[3, 3 w, 1]` strides, as
+//! `image::RgbImage` views are), which the entry copies to a dense buffer.
+//! `cargo bench --bench strided_loads` (`PIPELINE_ISA=avx2` and so on to
+//! time a lower level).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use pipeline::{pipeline, Buffer};
+use pipeline::{pipeline, Buffer, View};
 
 pipeline! {
     pub fn copy(a: Image<u16, 2>) -> Image<u16, 2> {
@@ -68,6 +71,16 @@ pipeline! {
     }
 }
 
+pipeline! {
+    pub fn halve_rgb(a: Image<u8, 3>) -> Image<u8, 3> {
+        out(x, y, c) = a(x, y, c) / 2 + 1;
+        out
+    }
+    schedule halve_rgb {
+        out.reorder(x, c, y).parallel(y).vectorize(x, 32);
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let (w, h) = (1024, 512);
     let u16s = Buffer::<u16, 2>::from_fn([4 * w, h], |[x, y]| (x * 7 + y * 13) as u16);
@@ -96,6 +109,21 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("every_4th_u8", |b| {
         b.iter(|| every_4th(black_box(&u8s), &mut out8).unwrap())
+    });
+
+    let (w, h) = (1920, 1080);
+    let value = |x: usize, y: usize, c: usize| (x * 7 + y * 13 + c * 5) as u8;
+    let planar = Buffer::<u8, 3>::from_fn([w, h, 3], |[x, y, c]| value(x, y, c));
+    let chunky: Vec<u8> = (0..w * h * 3)
+        .map(|i| value(i / 3 % w, i / 3 / w, i % 3))
+        .collect();
+    let chunky = View::with_strides(&chunky[..], [w, h, 3], [3, 3 * w, 1]).unwrap();
+    let mut rgb_out = Buffer::<u8, 3>::new([w, h, 3]);
+    g.bench_function("rgb_planar_input", |b| {
+        b.iter(|| halve_rgb(black_box(&planar), &mut rgb_out).unwrap())
+    });
+    g.bench_function("rgb_interleaved_input", |b| {
+        b.iter(|| halve_rgb(black_box(&chunky), &mut rgb_out).unwrap())
     });
     g.finish();
 }

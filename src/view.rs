@@ -354,6 +354,13 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     }
 }
 
+impl<T, const N: usize> View<'_, T, N> {
+    /// The pointer to the element at the view's origin.
+    pub(crate) fn origin_ptr(&self) -> *const T {
+        self.ptr
+    }
+}
+
 /// The coordinate of the last of `w` lanes from `c` by `step` along
 /// dimension 0 (for debug checks of vector accesses).
 pub(crate) fn last_lane<const N: usize>(mut c: [i64; N], step: i64, w: usize) -> [i64; N] {

@@ -17,8 +17,8 @@ use crate::buffer::check_length;
 use crate::element::Element;
 use crate::error::Error;
 use crate::layout::{
-    check_in_range, check_injective, contains_coord, crop_offset, dense_offset_of, dense_strides,
-    for_each_coord, offset_of, prefetch_next_row,
+    check_in_range, check_injective, contains_coord, copy_strided, crop_offset, dense_offset_of,
+    dense_strides, for_each_coord, offset_of, prefetch_next_row,
 };
 use crate::region::Region;
 use crate::view::{outside_view, AsView, View};
@@ -378,13 +378,19 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
                 got: format!("{:?}", src.shape()),
             });
         }
-        let src_origin = src.origin();
-        for_each_coord(self.shape, |rel| {
-            let c = core::array::from_fn(|d| src_origin[d].wrapping_add(rel[d] as i64));
-            let v = src.at(c);
-            // SAFETY: `for_each_coord` passes coordinates inside the shape only.
-            unsafe { *self.ptr.add(offset_of(rel, &self.strides)) = v }
-        });
+        // SAFETY: both layouts hold every coordinate of the common shape in
+        // range (the views' invariant), and this view's elements are not
+        // aliased by `src`, which borrows other memory or shares it only
+        // through `unsafe` constructors that promise as much.
+        unsafe {
+            copy_strided(
+                src.origin_ptr(),
+                &src.strides(),
+                self.ptr,
+                &self.strides,
+                self.shape,
+            )
+        };
         Ok(())
     }
 
