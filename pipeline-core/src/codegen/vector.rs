@@ -15,14 +15,14 @@
 //! and whose other coordinates are uniform is one dense vector load
 //! ([`pipeline::View::load_dense`]) before the lanes are computed; with stride
 //! 2 to 4 a dense load of the span deinterleaved, with stride -1 one
-//! reversed, with another constant stride a strided load; any other load (a gather, or one under a
-//! `select` branch, which the scalar code would not evaluate in every lane)
-//! stays in the lane loop. The value is then computed by one loop over the
-//! lanes of straight-line scalar code on those arrays, which the kernel's
-//! instruction-set level (one `#[target_feature]` copy per level) compiles to
-//! vector instructions of that level, and stored as one dense vector store
-//! when the store's first coordinate is a ramp of stride 1 (else one store
-//! per lane, in lane order).
+//! reversed, with another constant stride a strided load; any other load (a
+//! gather, or one under a `select` branch, which the scalar code would not
+//! evaluate in every lane) stays in the lane loop. The value is then
+//! computed by one loop over the lanes of straight-line scalar code on those
+//! arrays, which the kernel's instruction-set level (one `#[target_feature]`
+//! copy per level) compiles to vector instructions of that level, and stored
+//! as one dense vector store when the store's first coordinate is a ramp of
+//! stride 1 (else one store per lane, in lane order).
 //!
 //! The loop stays scalar when its body is anything else: a loop inside, a
 //! condition that varies by lane, a boundary condition on a varying
