@@ -367,10 +367,11 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
     }
 
     /// Lanes `p[0], p[S], ..., p[(N - 1) S]` for a constant stride `S`,
-    /// from one read of the `M = (N - 1) S + 1` elements they span: with
-    /// the stride a constant, the compiler turns the read and the picks into
-    /// vector loads and shuffles (`vpermi2w` for `u16` by 3 at AVX-512), or
-    /// at worst into the load per lane it replaces.
+    /// from the `M = (N - 1) S + 1` elements they span. By default one
+    /// read of the span and picks from it, which the
+    /// compiler turns into vector loads and permutes where the level has
+    /// them (`vpermt2w` for `u16` at AVX-512) and else into the load per
+    /// lane it replaces; the x86 levels shuffle bytes for strides 3 and 4.
     ///
     /// # Safety
     ///
@@ -385,9 +386,23 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
             "a span of {M} for {N} lanes by {S}"
         );
         // SAFETY: the caller makes the span readable.
-        let span: [T; M] = unsafe { core::ptr::read_unaligned(p.cast()) };
-        core::array::from_fn(|i| span[S * i])
+        unsafe { pick_every::<T, N, M, S>(p) }
     }
+}
+
+/// [`Deinterleave::load_every`] in plain Rust: the span read as an array,
+/// the lanes picked from it.
+///
+/// # Safety
+///
+/// The `M` elements from `p` must be readable.
+#[inline(always)]
+pub(crate) unsafe fn pick_every<T: Copy, const N: usize, const M: usize, const S: usize>(
+    p: *const T,
+) -> [T; N] {
+    // SAFETY: the caller makes the span readable.
+    let span: [T; M] = unsafe { core::ptr::read_unaligned(p.cast()) };
+    core::array::from_fn(|i| span[S * i])
 }
 
 /// The lanes of a vector in reverse order at one level: with a dense load

@@ -387,6 +387,126 @@ unsafe fn every_2nd_r<X: Regs, T: Reg<X>>(
     i
 }
 
+/// Loads of a constant stride `S` by byte shuffles: a register's lanes
+/// `p[0], p[S], ...` from the bytes they span, read 16 at a time (the last
+/// read ending at the span's last byte, so that none passes it), each read
+/// shuffled into the lanes it holds (`pshufb`, zero elsewhere) and the
+/// results ORed. `B`-byte lanes; `S` reads of 16 bytes or fewer per 16
+/// bytes of lanes, where LLVM's code for the same picks loads and stores
+/// one lane at a time below AVX-512.
+trait Strided: Regs {
+    /// Whether LLVM's code for the picks of lanes of 2 bytes or more is
+    /// better (whole-register permutes).
+    const PERMUTES: bool = false;
+    unsafe fn every<const S: usize>(p: *const u8, b: usize) -> Self::I;
+}
+
+/// The `pshufb` indices that move the lanes a 16-byte read at byte `start`
+/// of the span holds into their places in 16 bytes of lanes of `b` bytes
+/// `s` lanes apart (0x80, a zero, for the others).
+#[inline(always)]
+const fn picks(b: usize, s: usize, start: usize) -> [i8; 16] {
+    let mut m = [-128i8; 16];
+    let mut k = 0;
+    while k < 16 {
+        let src = (k / b) * s * b + k % b;
+        if src >= start && src < start + 16 {
+            m[k] = (src - start) as i8;
+        }
+        k += 1;
+    }
+    m
+}
+
+/// The bytes of the span of 16 bytes of lanes of `b` bytes `s` apart.
+#[inline(always)]
+const fn span_bytes(b: usize, s: usize) -> usize {
+    ((16 / b - 1) * s + 1) * b
+}
+
+/// The `j`-th 16-byte read of such a span starts here.
+#[inline(always)]
+const fn read_start(b: usize, s: usize, j: usize) -> usize {
+    let last = span_bytes(b, s) - 16;
+    if 16 * j < last {
+        16 * j
+    } else {
+        last
+    }
+}
+
+#[inline(always)]
+unsafe fn picks_reg(b: usize, s: usize, start: usize) -> __m128i {
+    // SAFETY: 16 bytes are read from a 16-byte array.
+    unsafe { _mm_loadu_si128(picks(b, s, start).as_ptr().cast()) }
+}
+
+impl Strided for Sse41 {
+    #[inline(always)]
+    unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m128i {
+        let reads = span_bytes(b, S).div_ceil(16);
+        let mut acc = _mm_setzero_si128();
+        for j in 0..reads {
+            let start = read_start(b, S, j);
+            let v = _mm_loadu_si128(p.add(start).cast());
+            acc = _mm_or_si128(acc, _mm_shuffle_epi8(v, picks_reg(b, S, start)));
+        }
+        acc
+    }
+}
+
+impl Strided for Avx2 {
+    /// Both 128-bit halves at once: each read is of the same bytes of the
+    /// two halves' spans (`16 S` bytes apart), and `vpshufb` shuffles each
+    /// half by the same indices.
+    #[inline(always)]
+    unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m256i {
+        let reads = span_bytes(b, S).div_ceil(16);
+        let mut acc = _mm256_setzero_si256();
+        for j in 0..reads {
+            let start = read_start(b, S, j);
+            let v = _mm256_loadu2_m128i(p.add(start + 16 * S).cast(), p.add(start).cast());
+            let m = _mm256_broadcastsi128_si256(picks_reg(b, S, start));
+            acc = _mm256_or_si256(acc, _mm256_shuffle_epi8(v, m));
+        }
+        acc
+    }
+}
+
+impl Strided for Avx512 {
+    const PERMUTES: bool = true;
+
+    /// Two AVX2 halves.
+    #[inline(always)]
+    unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m512i {
+        let lo = Avx2::every::<S>(p, b);
+        let hi = Avx2::every::<S>(p.add(32 * S), b);
+        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+    }
+}
+
+/// Lanes `o[i] = p[S i]` for `i` from `from` up to `n`, whole registers of
+/// level `X` at a time, each from the span of its own lanes. Returns the
+/// first lane not written.
+#[inline(always)]
+unsafe fn every_r<X: Strided, T, const S: usize>(
+    p: *const T,
+    o: *mut T,
+    n: usize,
+    from: usize,
+) -> usize {
+    let l = lanes::<X, T>();
+    let mut i = from;
+    while i + l <= n {
+        X::si(
+            o.add(i).cast(),
+            X::every::<S>(p.add(S * i).cast(), size_of::<T>()),
+        );
+        i += l;
+    }
+    i
+}
+
 /// A selection between `x` and `y` by a comparison of `a` and `b` (lanes of
 /// the same width), register by register.
 #[inline(always)]
@@ -969,12 +1089,54 @@ macro_rules! every_2nd {
     ($($level:ident $(then $below:ident)*;)*) => {$(
         every_2nd!(@types $level [$($below)*]; trunc16_8, srl16, 8: u8 i8;
             trunc32_16, srl32, 16: u16 i16; trunc64_32, srl64, 32: u32 i32 f32;);
-        impl Deinterleave<u64> for $level {}
-        impl Deinterleave<i64> for $level {}
-        impl Deinterleave<f64> for $level {}
+        impl Deinterleave<u64> for $level { every_2nd!(@every $level [$($below)*] u64); }
+        impl Deinterleave<i64> for $level { every_2nd!(@every $level [$($below)*] i64); }
+        impl Deinterleave<f64> for $level { every_2nd!(@every $level [$($below)*] f64); }
     )*};
+    // Strides 3 and 4 by byte shuffles (`Strided`): whole registers of the
+    // level, then of the levels below, the rest one by one. Other strides
+    // keep the default.
+    (@every $level:ident [$($below:ident)*] $t:ident) => {
+        #[inline(always)]
+        unsafe fn load_every<const N: usize, const M: usize, const S: usize>(
+            self,
+            p: *const $t,
+        ) -> [$t; N] {
+            debug_assert!(
+                N >= 1 && M == (N - 1) * S + 1,
+                "a span of {M} for {N} lanes by {S}"
+            );
+            // LLVM's own code for the picks is per lane below AVX-512, but
+            // at AVX-512 it permutes lanes of 2 bytes or more in whole
+            // registers (`vpermt2w`, 13-16 instructions a register against
+            // 22-29 for the shuffles).
+            let permutes = <$level as Strided>::PERMUTES
+                && size_of::<$t>() > 1
+                && (N * size_of::<$t>()) % <$level as Regs>::BYTES == 0;
+            if (S != 3 && S != 4) || permutes {
+                // SAFETY: the caller makes the span readable.
+                return unsafe { super::pick_every::<$t, N, M, S>(p) };
+            }
+            let mut o = [<$t>::default(); N];
+            // SAFETY: the token proves the level, whose kernels enable the
+            // levels below (module docs); each register's lanes lie inside
+            // the span the caller makes readable.
+            let mut i = unsafe { every_r::<$level, $t, S>(p, o.as_mut_ptr(), N, 0) };
+            $(
+                // SAFETY: as above.
+                i = unsafe { every_r::<$below, $t, S>(p, o.as_mut_ptr(), N, i) };
+            )*
+            while i < N {
+                // SAFETY: as above.
+                o[i] = unsafe { p.add(S * i).read_unaligned() };
+                i += 1;
+            }
+            o
+        }
+    };
     (@types $level:ident $below:tt; $($trunc:ident, $srl:ident, $bits:literal: $($t:ident)*;)*) => {$($(
         impl Deinterleave<$t> for $level {
+            every_2nd!(@every $level $below $t);
             #[inline(always)]
             unsafe fn load_every_2nd<const N: usize>(self, p: *const $t) -> [$t; N] {
                 let mut o = [<$t>::default(); N];
@@ -1762,5 +1924,41 @@ impl Regs for Avx512 {
         let ordered = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(a, a);
         let t = _mm512_mask_mov_epi32(t, over, _mm512_set1_epi32(i32::MAX));
         _mm512_maskz_mov_epi32(ordered, t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{picks, read_start, span_bytes};
+
+    /// Every read of a stride-3 or -4 shuffle load stays inside the span of
+    /// its lanes, and every byte of the lanes comes from one of the reads,
+    /// at the right place: the loads' results are checked lane by lane in
+    /// tests/simd_ops.rs, but a read past the span would go unseen there.
+    #[test]
+    fn shuffle_loads_read_inside_their_span_and_cover_every_lane() {
+        for b in [1, 2, 4, 8] {
+            for s in [3, 4] {
+                let span = span_bytes(b, s);
+                let mut covered = [false; 16];
+                for j in 0..span.div_ceil(16) {
+                    let start = read_start(b, s, j);
+                    assert!(
+                        start + 16 <= span,
+                        "lanes of {b} bytes by {s}: read {j} passes the span"
+                    );
+                    for (k, &m) in picks(b, s, start).iter().enumerate() {
+                        if m >= 0 {
+                            assert_eq!(start + m as usize, (k / b) * s * b + k % b);
+                            covered[k] = true;
+                        }
+                    }
+                }
+                assert!(
+                    covered.iter().all(|&c| c),
+                    "lanes of {b} bytes by {s}: {covered:?}"
+                );
+            }
+        }
     }
 }
