@@ -130,6 +130,16 @@ blur_with_schedule!(nested_splits, {
         .parallel(yo);
     blur_x.compute_root().vectorize(x, 4).vectorize(x, 2);
 });
+// A parallel loop over the dimension a sliding window folds runs serially:
+// its iterations would own slabs of coordinates that the fold wraps around.
+blur_with_schedule!(parallel_loop_over_a_folded_dimension, {
+    out.split(y, yo, yi, 8).parallel(yo);
+    blur_x
+        .store_at(out, yo)
+        .compute_at(out, yi)
+        .parallel(y)
+        .vectorize(x, 8);
+});
 
 pipeline! {
     /// A histogram (an update) consumed by a scheduled output.

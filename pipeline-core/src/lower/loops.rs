@@ -363,8 +363,12 @@ impl Lowerer<'_> {
             .dims
             .iter()
             .map(|dim| {
+                // No slabs of a dimension whose storage is folded (a
+                // sliding window's): a slab is a range of coordinates, which
+                // folding wraps around. A parallel loop over it runs serial.
+                let folded = |d: usize| matches!(self.sliding.get(&f), Some(&(s, Some(_))) if s == d);
                 let slab = |i: usize, step: i64| {
-                    roots[i].writes.map(|d| Slab {
+                    roots[i].writes.filter(|&d| !folded(d)).map(|d| Slab {
                         func: f,
                         dim: d,
                         start: ranges[i].0.clone(),
