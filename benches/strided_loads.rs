@@ -3,7 +3,8 @@
 //! f32 (3), every fourth pixel (4); outputs of 1024x512, vectorized so that a
 //! vector is 512 bits of the widest type. Also a pipeline on a 1920x1080 RGB
 //! image given planar and given interleaved (`[3, 3 w, 1]` strides, as
-//! `image::RgbImage` views are), which the entry copies to a dense buffer.
+//! `image::RgbImage` views are), which the entry copies to a dense buffer
+//! unless the schedule declares that layout (`a.dim(0).set_stride(3)`).
 //! `cargo bench --bench strided_loads` (`PIPELINE_ISA=avx2` and so on to
 //! time a lower level).
 
@@ -81,6 +82,18 @@ pipeline! {
     }
 }
 
+pipeline! {
+    /// `halve_rgb` for interleaved input only, read where it lies.
+    pub fn halve_rgb_interleaved(a: Image<u8, 3>) -> Image<u8, 3> {
+        out(x, y, c) = a(x, y, c) / 2 + 1;
+        out
+    }
+    schedule halve_rgb_interleaved {
+        a.dim(0).set_stride(3).dim(2).set_stride(1);
+        out.reorder(x, c, y).parallel(y).vectorize(x, 32);
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let (w, h) = (1024, 512);
     let u16s = Buffer::<u16, 2>::from_fn([4 * w, h], |[x, y]| (x * 7 + y * 13) as u16);
@@ -124,6 +137,9 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("rgb_interleaved_input", |b| {
         b.iter(|| halve_rgb(black_box(&chunky), &mut rgb_out).unwrap())
+    });
+    g.bench_function("rgb_interleaved_declared", |b| {
+        b.iter(|| halve_rgb_interleaved(black_box(&chunky), &mut rgb_out).unwrap())
     });
     g.finish();
 }

@@ -80,6 +80,19 @@ pub enum Error {
         /// The coordinates the bound allows, half-open.
         bound: core::ops::Range<i64>,
     },
+    /// An input's layout is not the one its pipeline's schedule declares
+    /// (`rgb.dim(0).set_stride(3)`, Halide's `set_stride`), which the
+    /// generated code reads it by.
+    StrideMismatch {
+        /// The input's parameter name in the pipeline.
+        input: &'static str,
+        /// The dimension whose stride differs.
+        dim: usize,
+        /// The stride the schedule declares, in elements.
+        declared: usize,
+        /// The input's strides, in elements, per dimension.
+        strides: Vec<usize>,
+    },
     /// The CUDA version of a pipeline cannot run on this machine or build.
     CudaUnavailable {
         /// Why, as a sentence.
@@ -180,6 +193,19 @@ impl fmt::Display for Error {
                  [{}, {}); widen the bound, or ask for a smaller output",
                 bound.start, bound.end, needed.start, needed.end
             ),
+            Error::StrideMismatch {
+                input,
+                dim,
+                declared,
+                strides,
+            } => write!(
+                f,
+                "input `{input}` has stride {} in {} (strides {strides:?}), but the pipeline's \
+                 schedule declares `{input}.dim({dim}).set_stride({declared})`; pass a view of \
+                 that layout, or drop the declaration to accept any layout",
+                strides.get(*dim).copied().unwrap_or(0),
+                dim_name(*dim),
+            ),
             Error::CudaUnavailable { reason } => write!(
                 f,
                 "the CUDA version of this pipeline cannot run: {reason}; call the CPU \
@@ -272,6 +298,16 @@ mod tests {
                     got: "[2, 3]".into(),
                 },
                 "copy_from needs shape [2, 2], but got shape [2, 3]",
+            ),
+            (
+                Error::StrideMismatch {
+                    input: "rgb",
+                    dim: 0,
+                    declared: 3,
+                    strides: vec![1, 640, 307200],
+                },
+                "input `rgb` has stride 1 in x (strides [1, 640, 307200]), but the pipeline's \
+                 schedule declares `rgb.dim(0).set_stride(3)`; pass a view of that layout",
             ),
             (
                 Error::CudaUnavailable {

@@ -132,6 +132,34 @@ pub fn dense_input<'a, T: Element, const N: usize>(
     Ok(copy.insert(dense).view().with_origin(lo))
 }
 
+/// Checks an input against the strides its schedule declares (`None`: any),
+/// before any work. A dimension of at most one element, or an empty input,
+/// passes whatever its stride: no two elements are addressed through it.
+pub fn check_strides<T: Element, const N: usize>(
+    name: &'static str,
+    v: &View<'_, T, N>,
+    declared: [Option<usize>; N],
+) -> Result<(), Error> {
+    let (shape, strides) = (v.shape(), v.strides());
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    for d in 0..N {
+        match declared[d] {
+            Some(s) if s != strides[d] && shape[d] > 1 => {
+                return Err(Error::StrideMismatch {
+                    input: name,
+                    dim: d,
+                    declared: s,
+                    strides: strides.to_vec(),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// For an output that kernels with vector loops cannot store into as is
 /// (dimension 0 not dense), a dense buffer of its region to compute into;
 /// [`finish_dense_output`] copies it over afterwards, once the kernel has

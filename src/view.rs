@@ -285,6 +285,31 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { self.ptr.add(base) }
     }
 
+    /// A pointer to the element at global coordinate `c`, from which the
+    /// memory up to the element at `c + (w - 1) step` in the first
+    /// coordinate is read: for vectorized generated code that reads the
+    /// span between `w` lanes `step` apart in registers and picks the lanes
+    /// from it (an input whose dimension 0 has the stride its schedule
+    /// declares, e.g. interleaved RGB). Debug builds check the lanes.
+    ///
+    /// # Safety
+    ///
+    /// The `w` coordinates must be inside the view's region, and
+    /// `step * strides[0] > 0`: the span then lies between two elements of
+    /// the borrowed memory.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn lanes_ptr(&self, c: [i64; N], step: i64, w: usize) -> *const T {
+        debug_assert!(
+            w <= 1 || (step > 0 && self.strides[0] > 0),
+            "a span read backwards"
+        );
+        let base = self.lanes_from(&c, step, w);
+        // SAFETY: the first lane is inside the view, so in bounds.
+        unsafe { self.ptr.add(base) }
+    }
+
     /// The `W` elements at `c`, `c + step`, `c + 2 step`, ... in the first
     /// coordinate, one load per lane, unchecked (see [`View::load_dense`]).
     ///

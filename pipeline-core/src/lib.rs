@@ -47,6 +47,8 @@ pub struct Lowered {
     pub text: String,
     /// How many symbols the loop nest binds beyond the bounds program.
     pub local_syms: usize,
+    /// The strides the schedule declares of each input's dimensions.
+    pub input_strides: Vec<Vec<Option<usize>>>,
 }
 
 fn debug_enabled() -> bool {
@@ -135,6 +137,7 @@ pub fn lower_pipeline(
         schedule,
         text,
         local_syms,
+        input_strides: sched.input_strides.clone(),
     })
 }
 
@@ -145,6 +148,16 @@ fn schedule_text(
     sched: &schedule::Schedule,
 ) -> String {
     let mut s = format!("schedule {} {{\n", p.name);
+    for (input, strides) in p.inputs.iter().zip(&sched.input_strides) {
+        let chain: Vec<String> = strides
+            .iter()
+            .enumerate()
+            .filter_map(|(d, s)| s.map(|s| format!("dim({d}).set_stride({s})")))
+            .collect();
+        if !chain.is_empty() {
+            s += &format!("    {}.{};\n", input.name, chain.join("."));
+        }
+    }
     for f in p.live_funcs() {
         let func = &p.funcs[f];
         let fs = &sched.funcs[f];
@@ -272,6 +285,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
                     bounds: &lowered.bounds,
                     body: &lowered.body,
                     schedule: &lowered.schedule,
+                    input_strides: &lowered.input_strides,
                     lowered: &lowered.text,
                     source: &source,
                 })

@@ -32,6 +32,8 @@ pub struct Input<'a> {
     pub body: &'a Stmt,
     /// `SCHEDULE` text.
     pub schedule: &'a str,
+    /// The strides the schedule declares of each input's dimensions.
+    pub input_strides: &'a [Vec<Option<usize>>],
     /// `LOWERED` text.
     pub lowered: &'a str,
     /// The whole macro input, for the interpreter in tests.
@@ -115,6 +117,10 @@ pub(super) struct Gen<'a> {
     /// The `f32` reciprocal found exact for each (divisor, dividend bound),
     /// or `None` (see `Lanes::f32_reciprocal`).
     pub(super) f32_reciprocals: std::cell::RefCell<HashMap<(u32, u32), Option<f32>>>,
+    /// The stride of dimension 0 of each input as the kernels see it: the
+    /// schedule's declaration (`set_stride`), else 1 (the entry makes a
+    /// dense copy of an input that is not dense).
+    pub(super) input_stride0: Vec<usize>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -777,6 +783,11 @@ pub fn generate(input: &Input) -> TokenStream {
         widest_vector: Default::default(),
         values: crate::analysis::values::ValueBounds::new(p),
         f32_reciprocals: Default::default(),
+        input_stride0: input
+            .input_strides
+            .iter()
+            .map(|s| s.first().copied().flatten().unwrap_or(1))
+            .collect(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.
@@ -908,6 +919,14 @@ pub fn generate(input: &Input) -> TokenStream {
         let lo = b.inputs[i].iter().map(|&(l, _)| sym(l));
         let hi = b.inputs[i].iter().map(|&(_, h)| sym(h));
         checks.push(quote!(::pipeline::rt::check_input(#name, &#v, [#(#lo),*], [#(#hi),*])?;));
+        let declared = &input.input_strides[i];
+        if declared.iter().any(Option::is_some) {
+            let s = declared.iter().map(|s| match s {
+                Some(s) => quote!(::core::option::Option::Some(#s)),
+                None => quote!(::core::option::Option::None),
+            });
+            checks.push(quote!(::pipeline::rt::check_strides(#name, &#v, [#(#s),*])?;));
+        }
     }
     for &(f, d, (lo, hi), bmin, bmax) in &b.bounded {
         let (name, var) = (&p.funcs[f].name, &p.funcs[f].vars[d]);
@@ -934,7 +953,7 @@ pub fn generate(input: &Input) -> TokenStream {
     } else {
         Levels::UpToAvx2
     };
-    let body = kernels(p, b, &loops, levels);
+    let body = kernels(p, b, &loops, levels, &g.input_stride0);
 
     // required_region: one region per input.
     let regions: Vec<TokenStream> = p
@@ -1063,7 +1082,13 @@ enum Levels {
     UpToAvx512,
 }
 
-fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, levels: Levels) -> TokenStream {
+fn kernels(
+    p: &Pipeline,
+    b: &BoundsProgram,
+    body: &TokenStream,
+    levels: Levels,
+    input_stride0: &[usize],
+) -> TokenStream {
     let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
     let mut params = vec![quote!(__s: [i64; #nsyms])];
     let mut args = vec![quote!(__s)];
@@ -1141,11 +1166,14 @@ fn kernels(p: &Pipeline, b: &BoundsProgram, body: &TokenStream, levels: Levels) 
             ::pipeline::rt::Isa::#level => unsafe { #name(#(#args),*) },
         });
     }
-    // Vector loads and stores need dimension 0 dense: an input or output
-    // that is not is copied (the kernels never see a strided one).
+    // Vector loads and stores need dimension 0 dense, or of the stride the
+    // schedule declares: an input or output that is not is copied.
     let pipeline = &p.name;
     let mut dense_inputs = Vec::new();
     for (i, inp) in p.inputs.iter().enumerate() {
+        if input_stride0[i] != 1 {
+            continue;
+        }
         let (v, copy) = (format_ident!("__in{}", i), format_ident!("__copy_in{}", i));
         let name = &inp.name;
         dense_inputs.push(quote! {

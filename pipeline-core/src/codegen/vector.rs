@@ -15,7 +15,10 @@
 //! and whose other coordinates are uniform is one dense vector load
 //! ([`pipeline::View::load_dense`]) before the lanes are computed; with stride
 //! 2 to 4 a dense load of the span deinterleaved, with stride -1 one
-//! reversed, with another constant stride a strided load; any other load (a
+//! reversed, with another constant stride a strided load. The stride that
+//! counts is the one in memory: the ramp's times that of the input's
+//! dimension 0 when the schedule declares it (`rgb.dim(0).set_stride(3)`
+//! makes `rgb(x, y, c)` a load of stride 3). Any other load (a
 //! gather, or one under a `select` branch, which the scalar code would not
 //! evaluate in every lane) stays in the lane loop. The value is then
 //! computed by one loop over the lanes of straight-line scalar code on those
@@ -824,11 +827,27 @@ impl Lanes<'_, '_> {
         }
         let w = self.lanes_lit();
         let ty = rust_type(e.ty);
+        // The lanes' step in memory, in elements: the ramp's stride times
+        // the stride of dimension 0 (declared for an input read where it
+        // lies, else 1). A span from the first lane to the last is then
+        // read from the first lane's element.
+        let stride0 = match source {
+            Source::Input(i) => self.g.input_stride0[i],
+            Source::Func(_) => 1,
+        };
+        let step = ramps[0].as_ref().map(|(_, r)| r * stride0 as i128);
+        let span_ptr = |span: &Literal| match stride0 {
+            1 => quote!(#view.dense_ptr(__c, #span)),
+            _ => {
+                let r = ramps[0].as_ref().map_or(0, |(_, r)| *r as i64);
+                quote!(#view.lanes_ptr(__c, #r, #w))
+            }
+        };
         // SAFETY (of the generated blocks): every lane is an iteration of
         // the loop, whose coordinates bounds inference proved inside the
         // view, and the load is evaluated in every lane.
-        let v = match &ramps[0] {
-            Some((_, 1)) => {
+        let v = match (&ramps[0], step) {
+            (Some((_, 1)), Some(1)) => {
                 let c = self.lane0(args, &ramps, &fold);
                 if let Source::Input(_) = source {
                     self.prefetch_next_row(&view, args, &c);
@@ -838,22 +857,22 @@ impl Lanes<'_, '_> {
             // Stride 2: one dense load of the span from the first lane to
             // the last (inside the box bounds inference proved inside the
             // view, like both ends), deinterleaved.
-            Some((_, 2)) if !own => {
+            (_, Some(2)) if !own => {
                 let c = self.lane0(args, &ramps, &fold);
-                let span = Literal::usize_unsuffixed(2 * self.w - 1);
+                let ptr = span_ptr(&Literal::usize_unsuffixed(2 * self.w - 1));
                 quote!({
                     let __c = #c;
                     unsafe {
                         ::pipeline::rt::simd::Deinterleave::<#ty>::load_every_2nd::<#w>(
                             __isa,
-                            #view.dense_ptr(__c, #span),
+                            #ptr,
                         )
                     }
                 })
             }
             // Stride -1 (a mirror image): one dense load of the same lanes,
             // from the last lane's coordinate, reversed in registers.
-            Some((_, -1)) => {
+            (Some((_, -1)), Some(-1)) => {
                 let c = self.lane0(args, &ramps, &fold);
                 let last = Literal::i64_suffixed(self.w as i64 - 1);
                 quote!({
@@ -868,22 +887,23 @@ impl Lanes<'_, '_> {
             // Strides 3 and 4 (interleaved RGB or RGBA, downsampling by
             // 4): the span read once and the lanes picked by a constant
             // stride, which the compiler turns into shuffles.
-            Some((_, s)) if (3..=4).contains(s) && !own => {
+            (_, Some(s)) if (3..=4).contains(&s) && !own => {
                 let c = self.lane0(args, &ramps, &fold);
-                let s = *s as usize;
+                let s = s as usize;
                 let span = Literal::usize_unsuffixed((self.w - 1) * s + 1);
+                let ptr = span_ptr(&span);
                 let s = Literal::usize_unsuffixed(s);
                 quote!({
                     let __c = #c;
                     unsafe {
                         ::pipeline::rt::simd::Deinterleave::<#ty>::load_every::<#w, #span, #s>(
                             __isa,
-                            #view.dense_ptr(__c, #span),
+                            #ptr,
                         )
                     }
                 })
             }
-            Some((_, s)) if *s != 0 && !own => {
+            (Some((_, s)), _) if *s != 0 && !own => {
                 let c = self.lane0(args, &ramps, &fold);
                 let s = Literal::i64_suffixed(*s as i64);
                 quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } })

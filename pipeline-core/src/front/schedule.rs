@@ -77,6 +77,13 @@ pub fn check_schedule(
         }
         chain.reverse();
         let fname = cur.to_token_stream().to_string().replace(' ', "");
+        if let Some(i) = p.inputs.iter().position(|inp| inp.name == fname) {
+            if let Err(e) = input_layout(expr, &chain, &fname, p.inputs[i].dims, cuda, schedule, i)
+            {
+                errors.push(e);
+            }
+            continue;
+        }
         let Some(f) = func_names.iter().position(|n| *n == fname) else {
             errors.push(Error::new_spanned(
                 cur,
@@ -120,6 +127,13 @@ pub fn check_schedule(
                     format!("`{name}` applies to the whole func, not to one update: write it before `.update(..)`, e.g. `{fname}.{name}(..).update(0)...`"),
                 ));
                 continue;
+            }
+            if name == "dim" || name == "set_stride" {
+                errors.push(Error::new_spanned(
+                    directive(m),
+                    format!("`dim(..).set_stride(..)` declares the layout of an input, and `{fname}` is a func (outputs may have any layout)"),
+                ));
+                break;
             }
             let Some(&(_, arity, gpu_only)) = DIRECTIVES.iter().find(|d| d.0 == name) else {
                 errors.push(Error::new_spanned(
@@ -220,6 +234,96 @@ pub fn check_schedule(
     }
     match super::check::combine(errors) {
         Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// A chain on input `name` of `dims` dimensions: `dim(d).set_stride(s)`
+/// pairs, Halide's declaration of the buffer's layout, recorded in
+/// `schedule.input_strides[i]` (checked only in `for cuda` blocks).
+fn input_layout(
+    expr: &syn::Expr,
+    chain: &[&syn::ExprMethodCall],
+    name: &str,
+    dims: usize,
+    cuda: bool,
+    schedule: &mut Schedule,
+    i: usize,
+) -> Result<(), Error> {
+    let example = format!("`{name}.dim(0).set_stride(3)`");
+    if chain.is_empty() {
+        return Err(Error::new_spanned(
+            expr,
+            format!("expected the layout of input `{name}` after its name, e.g. {example}"),
+        ));
+    }
+    let mut dim: Option<(usize, &syn::ExprMethodCall)> = None;
+    for m in chain {
+        let literal = |what: &str, max: usize| -> Result<usize, Error> {
+            match m.args.iter().collect::<Vec<_>>()[..] {
+                [syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(n),
+                    ..
+                })] => match n.base10_parse::<usize>() {
+                    Ok(v) if v < max => Ok(v),
+                    _ => Err(Error::new_spanned(n, what)),
+                },
+                _ => Err(Error::new_spanned(directive(m), what)),
+            }
+        };
+        match (m.method.to_string().as_str(), dim) {
+            ("dim", None) => {
+                let what = match dims {
+                    1 => format!("`{name}` has 1 dimension: `dim(0)`"),
+                    n => format!("`{name}` has {n} dimensions: `dim(0)` to `dim({})`", n - 1),
+                };
+                dim = Some((literal(&what, dims)?, m));
+            }
+            ("set_stride", Some((d, _))) => {
+                let stride = literal("a stride is a positive integer literal, in elements", 1 << 31)?;
+                if stride == 0 {
+                    return Err(Error::new_spanned(
+                        directive(m),
+                        "a stride is a positive integer literal, in elements",
+                    ));
+                }
+                if !cuda {
+                    let declared = &mut schedule.input_strides[i][d];
+                    if declared.is_some_and(|s| s != stride) {
+                        return Err(Error::new_spanned(
+                            directive(m),
+                            format!("`{name}.dim({d})` already has stride {} in this schedule", declared.unwrap_or(0)),
+                        ));
+                    }
+                    *declared = Some(stride);
+                }
+                dim = None;
+            }
+            ("dim", Some((_, prev))) => {
+                return Err(Error::new_spanned(
+                    directive(prev),
+                    format!("`dim(..)` selects the dimension whose stride follows: {example}"),
+                ))
+            }
+            ("set_stride", None) => {
+                return Err(Error::new_spanned(
+                    directive(m),
+                    format!("`set_stride` follows the dimension it applies to: {example}"),
+                ))
+            }
+            (other, _) => {
+                return Err(Error::new_spanned(
+                    &m.method,
+                    format!("`{name}` is an input: a schedule declares only its layout, as {example}; `{other}` applies to funcs"),
+                ))
+            }
+        }
+    }
+    match dim {
+        Some((_, m)) => Err(Error::new_spanned(
+            directive(m),
+            format!("`dim(..)` selects the dimension whose stride follows: {example}"),
+        )),
         None => Ok(()),
     }
 }

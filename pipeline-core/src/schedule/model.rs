@@ -227,6 +227,12 @@ impl FuncSchedule {
 pub struct Schedule {
     /// One entry per func of the pipeline.
     pub funcs: Vec<FuncSchedule>,
+    /// Per input, per dimension: the stride in elements that the schedule
+    /// declares (Halide's `input.dim(d).set_stride(s)`), which the entry
+    /// requires of the buffer it is given. A declared stride of dimension 0
+    /// lets vector code read the input where it lies (interleaved RGB:
+    /// `rgb.dim(0).set_stride(3)`) instead of a dense copy of it.
+    pub input_strides: Vec<Vec<Option<usize>>>,
 }
 
 impl Schedule {
@@ -256,6 +262,7 @@ impl Schedule {
                     }
                 })
                 .collect(),
+            input_strides: p.inputs.iter().map(|i| vec![None; i.dims]).collect(),
         }
     }
 
