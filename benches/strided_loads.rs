@@ -4,12 +4,14 @@
 //! vector is 512 bits of the widest type. Also a pipeline on a 1920x1080 RGB
 //! image given planar and given interleaved (`[3, 3 w, 1]` strides, as
 //! `image::RgbImage` views are), which the entry copies to a dense buffer
-//! unless the schedule declares that layout (`a.dim(0).set_stride(3)`).
+//! unless the schedule declares that layout (`a.dim(0).set_stride(3)`), and
+//! the same pipeline writing an interleaved output (computed densely, then
+//! copied).
 //! `cargo bench --bench strided_loads` (`PIPELINE_ISA=avx2` and so on to
 //! time a lower level).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use pipeline::{pipeline, Buffer, View};
+use pipeline::{pipeline, Buffer, View, ViewMut};
 
 pipeline! {
     pub fn copy(a: Image<u16, 2>) -> Image<u16, 2> {
@@ -137,6 +139,14 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("rgb_interleaved_input", |b| {
         b.iter(|| halve_rgb(black_box(&chunky), &mut rgb_out).unwrap())
+    });
+    let mut chunky_out = vec![0u8; w * h * 3];
+    g.bench_function("rgb_interleaved_output", |b| {
+        b.iter(|| {
+            let mut out =
+                ViewMut::with_strides(&mut chunky_out[..], [w, h, 3], [3, 3 * w, 1]).unwrap();
+            halve_rgb(black_box(&planar), &mut out).unwrap()
+        })
     });
     g.bench_function("rgb_interleaved_declared", |b| {
         b.iter(|| halve_rgb_interleaved(black_box(&chunky), &mut rgb_out).unwrap())

@@ -126,13 +126,16 @@ pub(crate) fn contains_coord<const N: usize>(
 /// Rows of small constant strides (1 to 4 on either side, the other 1) are
 /// loops the compiler vectorizes, with AVX2 where the kernels' level
 /// ([`crate::rt::isa`]) has it: 3-5 times as fast as with the baseline SSE2
-/// for the channels of an interleaved RGB image.
+/// for the channels of an interleaved RGB image. A copy of
+/// [`PARALLEL_COPY`] elements or more is split along the outermost of those
+/// dimensions into pieces copied on rayon's threads.
 ///
 /// # Safety
 ///
 /// Both layouts must hold every coordinate of `shape` in range of their
-/// pointers, and the elements written must not overlap those read.
-pub(crate) unsafe fn copy_strided<T: Copy, const N: usize>(
+/// pointers, the elements written must not overlap those read, and `dst`'s
+/// layout must map distinct coordinates to distinct elements.
+pub(crate) unsafe fn copy_strided<T: Copy + Send + Sync, const N: usize>(
     src: *const T,
     src_strides: &[usize; N],
     dst: *mut T,
@@ -150,29 +153,75 @@ pub(crate) unsafe fn copy_strided<T: Copy, const N: usize>(
     }
     let mut order: [usize; N] = core::array::from_fn(|d| d);
     order[1..].sort_by_key(|&d| (src_strides[d].min(dst_strides[d]), d));
-    let (n, s, d) = (shape[0], src_strides[0], dst_strides[0]);
+    // The level is the calling thread's (`with_isa` sets it per thread).
     let wide = cfg!(target_arch = "x86_64") && crate::rt::isa() >= crate::rt::Isa::Avx2;
-    let mut rel = [0usize; N];
-    loop {
+    let outer = order[N - 1];
+    let threads = rayon::current_num_threads();
+    let count: usize = shape.iter().product();
+    if N == 1 || threads == 1 || count < PARALLEL_COPY || shape[outer] == 1 {
+        // SAFETY: the caller's promise.
+        return unsafe { copy_rows(src, src_strides, dst, dst_strides, shape, &order, wide) };
+    }
+    /// The pointers, shared by the pieces: they read and write distinct
+    /// elements (distinct coordinates of an injective `dst`).
+    #[derive(Clone, Copy)]
+    struct Shared<T>(*const T, *mut T);
+    // SAFETY: see above; the elements are `Send + Sync`.
+    unsafe impl<T: Send + Sync> Send for Shared<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: Send + Sync> Sync for Shared<T> {}
+    let pieces = (4 * threads).min(shape[outer]);
+    let shared = Shared(src, dst);
+    let piece = |k: usize| {
+        let ptrs = shared;
+        let (lo, hi) = (shape[outer] * k / pieces, shape[outer] * (k + 1) / pieces);
+        let mut part = shape;
+        part[outer] = hi - lo;
+        // SAFETY: coordinates `lo..hi` of `outer` are inside the shape, so
+        // the piece's layouts are in range; pieces hold distinct coordinates.
+        unsafe {
+            copy_rows(
+                ptrs.0.add(lo * src_strides[outer]),
+                src_strides,
+                ptrs.1.add(lo * dst_strides[outer]),
+                dst_strides,
+                part,
+                &order,
+                wide,
+            )
+        }
+    };
+    use rayon::prelude::*;
+    (0..pieces).into_par_iter().for_each(piece);
+}
+
+/// Copies of at least this many elements run on rayon's threads (an
+/// element costs about a nanosecond to copy, a piece some microseconds to
+/// hand to a thread).
+pub(crate) const PARALLEL_COPY: usize = 1 << 16;
+
+/// [`copy_strided`] on this thread: rows along dimension 0, the outer
+/// dimensions in `order` (from `order[1]`, innermost).
+///
+/// # Safety
+///
+/// As [`copy_strided`]'s; `wide` only where the processor has AVX2.
+unsafe fn copy_rows<T: Copy, const N: usize>(
+    src: *const T,
+    src_strides: &[usize; N],
+    dst: *mut T,
+    dst_strides: &[usize; N],
+    shape: [usize; N],
+    order: &[usize; N],
+    wide: bool,
+) {
+    let (n, s, d) = (shape[0], src_strides[0], dst_strides[0]);
+    odometer(shape, order, 1, |rel| {
         let (from, to) = (offset_of(rel, src_strides), offset_of(rel, dst_strides));
         // SAFETY: `rel` is inside the shape with `rel[0] == 0`, so the row's
         // elements are in range of both pointers (the caller's promise).
         unsafe { copy_row(src.add(from), s, dst.add(to), d, n, wide) };
-        // The next row: an odometer over the outer dimensions, in `order`.
-        let mut k = 1;
-        loop {
-            if k == N {
-                return;
-            }
-            let dim = order[k];
-            rel[dim] += 1;
-            if rel[dim] < shape[dim] {
-                break;
-            }
-            rel[dim] = 0;
-            k += 1;
-        }
-    }
+    });
 }
 
 /// `n` elements from every `s`-th element at `src` to every `d`-th at `dst`,
@@ -245,26 +294,39 @@ unsafe fn fixed<T: Copy, const S: usize, const D: usize>(
 
 /// Calls `f` on every coordinate inside `shape`, relative to the origin, in memory
 /// order of a dense layout (x fastest).
-pub(crate) fn for_each_coord<const N: usize>(shape: [usize; N], mut f: impl FnMut([usize; N])) {
+pub(crate) fn for_each_coord<const N: usize>(shape: [usize; N], f: impl FnMut([usize; N])) {
+    odometer(shape, &core::array::from_fn(|d| d), 0, f);
+}
+
+/// Calls `f` on every coordinate inside `shape` whose dimensions
+/// `order[..skip]` are 0, the dimensions `order[skip..]` counting like an
+/// odometer, `order[skip]` fastest.
+fn odometer<const N: usize>(
+    shape: [usize; N],
+    order: &[usize; N],
+    skip: usize,
+    mut f: impl FnMut([usize; N]),
+) {
     if shape.contains(&0) {
         return;
     }
     let mut rel = [0usize; N];
     loop {
         f(rel);
-        // Advance like an odometer: bump x, carrying into the next dimension
-        // whenever one wraps around.
-        let mut d = 0;
+        // Bump the fastest dimension, carrying into the next whenever one
+        // wraps around.
+        let mut k = skip;
         loop {
-            if d == N {
+            if k >= N {
                 return;
             }
+            let d = order[k];
             rel[d] += 1;
             if rel[d] < shape[d] {
                 break;
             }
             rel[d] = 0;
-            d += 1;
+            k += 1;
         }
     }
 }
@@ -423,33 +485,40 @@ mod tests {
     /// and every order of the outer dimensions, and checks each element.
     #[test]
     fn strided_copies_move_every_element_to_its_coordinate() {
-        let shape = [5, 4, 3];
-        let layouts: [[usize; 3]; 7] = [
-            [1, 5, 20],   // dense
-            [3, 15, 1],   // interleaved channels
-            [2, 10, 40],  // every other element
-            [4, 20, 80],  // every fourth
-            [12, 3, 1],   // x outermost
-            [7, 36, 144], // padded rows and a stride of 7
-            [1, 15, 5],   // planes of rows interleaved
-        ];
-        let span =
-            |strides: &[usize; 3]| (0..3).map(|d| (shape[d] - 1) * strides[d]).sum::<usize>() + 1;
-        // The baseline loops and, where the processor has it, the AVX2 ones.
-        for level in [Isa::Scalar, Isa::Avx2] {
-            for from in &layouts {
-                let src: Vec<u32> = (0..span(from) as u32).map(|v| v * 3 + 1).collect();
-                for to in &layouts {
-                    let mut dst = vec![0u32; span(to)];
-                    // SAFETY: both layouts are in range of their vectors
-                    // (`span`), which are distinct.
-                    with_isa(level, || unsafe {
-                        copy_strided(src.as_ptr(), from, dst.as_mut_ptr(), to, shape)
-                    });
-                    for_each_coord(shape, |rel| {
-                        let (want, got) = (src[offset_of(rel, from)], dst[offset_of(rel, to)]);
-                        assert_eq!(got, want, "{level:?}: {from:?} -> {to:?} at {rel:?}");
-                    });
+        // A small shape, and one large enough to be copied in pieces on
+        // rayon's threads.
+        for shape in [[5, 4, 3], [97, 230, 3]] {
+            let [w, h, _] = shape;
+            let layouts: [[usize; 3]; 7] = [
+                [1, w, w * h],                   // dense
+                [3, 3 * w, 1],                   // interleaved channels
+                [2, 2 * w, 2 * w * h],           // every other element
+                [4, 4 * w, 4 * w * h],           // every fourth
+                [3 * h, 3, 1],                   // x outermost
+                [7, 7 * w + 1, (7 * w + 1) * h], // padded rows and a stride of 7
+                [1, 3 * w, w],                   // planes of rows interleaved
+            ];
+            let span = |strides: &[usize; 3]| {
+                (0..3).map(|d| (shape[d] - 1) * strides[d]).sum::<usize>() + 1
+            };
+            // The baseline loops and, where the processor has it, the AVX2 ones.
+            for level in [Isa::Scalar, Isa::Avx2] {
+                for from in &layouts {
+                    let src: Vec<u32> = (0..span(from) as u32).map(|v| v * 3 + 1).collect();
+                    for to in &layouts {
+                        let mut dst = vec![0u32; span(to)];
+                        // SAFETY: both layouts are in range of their vectors
+                        // (`span`), which are distinct, and each is injective.
+                        with_isa(level, || unsafe {
+                            copy_strided(src.as_ptr(), from, dst.as_mut_ptr(), to, shape)
+                        });
+                        let mut wrong = 0;
+                        for_each_coord(shape, |rel| {
+                            wrong +=
+                                usize::from(src[offset_of(rel, from)] != dst[offset_of(rel, to)]);
+                        });
+                        assert_eq!(wrong, 0, "{shape:?} at {level:?}: {from:?} -> {to:?}");
+                    }
                 }
             }
         }

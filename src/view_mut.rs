@@ -379,9 +379,10 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
             });
         }
         // SAFETY: both layouts hold every coordinate of the common shape in
-        // range (the views' invariant), and this view's elements are not
-        // aliased by `src`, which borrows other memory or shares it only
-        // through `unsafe` constructors that promise as much.
+        // range, and this view's maps distinct coordinates to distinct
+        // elements (the views' invariants); its elements are not aliased by
+        // `src`, which borrows other memory or shares it only through
+        // `unsafe` constructors that promise as much.
         unsafe {
             copy_strided(
                 src.origin_ptr(),
