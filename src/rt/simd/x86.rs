@@ -16,7 +16,7 @@
 
 use super::{
     Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, Num, Reverse, Round,
-    RoundingAverage, SatConvert, Select,
+    RoundingAverage, SatConvert, Scalar, Select,
 };
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
@@ -586,6 +586,42 @@ fn reciprocal<const BITS: u32>(d: u64) -> Reciprocal {
     }
 }
 
+/// The level below a level, whose registers a level's conversions use for
+/// vectors narrower than one of its own registers. Their lanes would
+/// otherwise be a lane loop, which LLVM compiles well for most operations
+/// but not for narrowings, where it moves the lanes one by one (a u16 to u8
+/// narrowing of 32 lanes in an AVX-512 kernel: 46 `vpextrb`/`vpinsrb`).
+trait Below: Copy {
+    type Level: Copy;
+    fn below(self) -> Self::Level;
+}
+
+impl Below for Sse41 {
+    type Level = Scalar;
+    #[inline(always)]
+    fn below(self) -> Scalar {
+        Scalar
+    }
+}
+
+impl Below for Avx2 {
+    type Level = Sse41;
+    #[inline(always)]
+    fn below(self) -> Sse41 {
+        // A processor with AVX2 has SSE4.1 (`Isa` orders the levels).
+        Sse41(())
+    }
+}
+
+impl Below for Avx512 {
+    type Level = Avx2;
+    #[inline(always)]
+    fn below(self) -> Avx2 {
+        // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
+        Avx2(())
+    }
+}
+
 macro_rules! level {
     ($level:ident) => {
         level!(@arith $level; u8: add8 sub8 min_u8 max_u8;);
@@ -776,6 +812,9 @@ macro_rules! level {
         impl SatConvert<$a, $b> for $level {
             #[inline(always)]
             fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                if N * size_of::<$b>() < <$level as Regs>::BYTES {
+                    return SatConvert::<$a, $b>::saturating_cast(self.below(), a);
+                }
                 // SAFETY: the token proves the level (module docs).
                 unsafe {
                     narrow_r::<$level, $a, $b, N>(a, |x, y| {
@@ -1009,6 +1048,9 @@ macro_rules! level {
         impl Convert<$a, $b> for $level {
             #[inline(always)]
             fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                if N * size_of::<$b>() < <$level as Regs>::BYTES {
+                    return Convert::<$a, $b>::cast(self.below(), a);
+                }
                 // SAFETY: the token proves the level (module docs); `widen_r`
                 // reads the lanes of one register of the result.
                 unsafe {
@@ -1022,6 +1064,9 @@ macro_rules! level {
         impl Convert<$a, $b> for $level {
             #[inline(always)]
             fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+                if N * size_of::<$b>() < <$level as Regs>::BYTES {
+                    return Convert::<$a, $b>::cast(self.below(), a);
+                }
                 // SAFETY: the token proves the level (module docs).
                 unsafe { narrow_r::<$level, $a, $b, N>(a, |x, y| <$level as Regs>::$op(x, y), |x| x as $b) }
             }
