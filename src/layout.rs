@@ -216,6 +216,41 @@ unsafe fn copy_rows<T: Copy, const N: usize>(
     wide: bool,
 ) {
     let (n, s, d) = (shape[0], src_strides[0], dst_strides[0]);
+    // Planes into an interleaved layout (channels of stride 1 in `dst`,
+    // x of stride `d` = their count), or back: the rows of all channels
+    // at once, which the compiler turns into shuffles, where each row
+    // alone would be a strided loop of single elements.
+    if N > 1 {
+        let k = order[1];
+        let c = shape[k];
+        if s == 1 && d == c && dst_strides[k] == 1 && (2..=4).contains(&c) {
+            odometer(shape, order, 2, |rel| {
+                let (from, to) = (offset_of(rel, src_strides), offset_of(rel, dst_strides));
+                // SAFETY: the `c` rows from `rel` are inside the shape (as
+                // below), and `dst`'s row of `c n` elements holds theirs.
+                unsafe { planes(src.add(from), dst.add(to), src_strides[k], n, c, true, wide) };
+            });
+            return;
+        }
+        if d == 1 && s == c && src_strides[k] == 1 && (2..=4).contains(&c) {
+            odometer(shape, order, 2, |rel| {
+                let (from, to) = (offset_of(rel, src_strides), offset_of(rel, dst_strides));
+                // SAFETY: as above, the other way round.
+                unsafe {
+                    planes(
+                        src.add(from),
+                        dst.add(to),
+                        dst_strides[k],
+                        n,
+                        c,
+                        false,
+                        wide,
+                    )
+                };
+            });
+            return;
+        }
+    }
     odometer(shape, order, 1, |rel| {
         let (from, to) = (offset_of(rel, src_strides), offset_of(rel, dst_strides));
         // SAFETY: `rel` is inside the shape with `rel[0] == 0`, so the row's
@@ -250,6 +285,92 @@ unsafe fn copy_row<T: Copy>(src: *const T, s: usize, dst: *mut T, d: usize, n: u
             }
         }
     }
+}
+
+/// Between `c` rows of `n` elements, `step` apart, and one row of their
+/// `c n` elements interleaved (element `i` of row `j` at `c i + j`): from
+/// the rows at `src` into the interleaved row at `dst` if `into`, else from
+/// the interleaved row at `src` into the rows at `dst`. With AVX2 if `wide`.
+///
+/// # Safety
+///
+/// As [`copy_row`]'s, for the rows and the interleaved row; `c` is 2 to 4.
+#[inline(always)]
+unsafe fn planes<T: Copy>(
+    src: *const T,
+    dst: *mut T,
+    step: usize,
+    n: usize,
+    c: usize,
+    into: bool,
+    wide: bool,
+) {
+    // SAFETY (of each call): as `planes`'.
+    unsafe {
+        match (c, into) {
+            (2, true) => planes_c::<T, 2, true>(src, dst, step, n, wide),
+            (3, true) => planes_c::<T, 3, true>(src, dst, step, n, wide),
+            (_, true) => planes_c::<T, 4, true>(src, dst, step, n, wide),
+            (2, false) => planes_c::<T, 2, false>(src, dst, step, n, wide),
+            (3, false) => planes_c::<T, 3, false>(src, dst, step, n, wide),
+            (_, false) => planes_c::<T, 4, false>(src, dst, step, n, wide),
+        }
+    }
+}
+
+/// [`planes`] for a constant count `C` of rows, which the compiler turns
+/// into vector loads, shuffles and stores.
+///
+/// # Safety
+///
+/// As [`planes`]'.
+#[inline(always)]
+unsafe fn planes_c<T: Copy, const C: usize, const INTO: bool>(
+    src: *const T,
+    dst: *mut T,
+    step: usize,
+    n: usize,
+    wide: bool,
+) {
+    #[inline(always)]
+    unsafe fn each<T: Copy, const C: usize, const INTO: bool>(
+        src: *const T,
+        dst: *mut T,
+        step: usize,
+        n: usize,
+    ) {
+        for i in 0..n {
+            for j in 0..C {
+                // SAFETY: as `planes`'.
+                unsafe {
+                    if INTO {
+                        *dst.add(C * i + j) = *src.add(j * step + i);
+                    } else {
+                        *dst.add(j * step + i) = *src.add(C * i + j);
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn each_avx2<T: Copy, const C: usize, const INTO: bool>(
+        src: *const T,
+        dst: *mut T,
+        step: usize,
+        n: usize,
+    ) {
+        // SAFETY: as `planes`'.
+        unsafe { each::<T, C, INTO>(src, dst, step, n) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: as `planes`'; `wide` says the processor has AVX2.
+        return unsafe { each_avx2::<T, C, INTO>(src, dst, step, n) };
+    }
+    let _ = wide;
+    // SAFETY: as `planes`'.
+    unsafe { each::<T, C, INTO>(src, dst, step, n) }
 }
 
 /// A row of constant strides `S` and `D`, which the compiler vectorizes:
