@@ -1,12 +1,12 @@
-//! Our side of the comparison with Halide (`benches/halide/compare.py`): four
+//! Our side of the comparison with Halide (`benches/halide/compare.py`): six
 //! pipelines, each with the same algorithm and the same hand-written schedule as
 //! the Halide version in that script, timed on the same deterministic inputs.
 //!
 //! `python3 benches/halide/compare.py` runs this bench and Halide and prints the
 //! side-by-side table; to run this half alone:
 //! `cargo bench --bench halide_compare [-- NAME...]` (NAME: `blur3x3_u16`,
-//! `gauss5x5_u8`, `down2_u16`, `harris_f32`, `unsharp_f32`, `copy_bandwidth`; default
-//! all).
+//! `gauss5x5_u8`, `down2_u16`, `grey_rgb_u8`, `harris_f32`, `unsharp_f32`,
+//! `copy_bandwidth`; default all).
 //!
 //! Each pipeline is run twice to warm up (the first call starts the thread pool),
 //! then `HALIDE_COMPARE_RUNS` times (default 10); it prints one line
@@ -27,7 +27,7 @@
 // Each example includes `examples/support`; included together, once each.
 #![allow(clippy::duplicate_mod)]
 
-use pipeline::{pipeline, Buffer};
+use pipeline::{pipeline, Buffer, View};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -86,6 +86,21 @@ pipeline! {
 
     schedule down2 {
         out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16);
+    }
+}
+
+// Grey from interleaved RGB (the layout of an `image::RgbImage`), which the
+// schedule declares, so that the input is read where it lies: Halide's
+// `input.dim(0).set_stride(3)` on the other side.
+pipeline! {
+    pub fn grey_rgb(rgb: Image<u8, 3>) -> Image<u8, 2> {
+        out(x, y) = ((rgb(x, y, 0) as u16 * 77 + rgb(x, y, 1) as u16 * 150
+            + rgb(x, y, 2) as u16 * 29) >> 8) as u8;
+        out
+    }
+    schedule grey_rgb {
+        rgb.dim(0).set_stride(3).dim(2).set_stride(1);
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 32);
     }
 }
 
@@ -201,6 +216,7 @@ fn main() {
             ("blur3x3_u16", blur3x3::LOWERED),
             ("gauss5x5_u8", gauss5x5::LOWERED),
             ("down2_u16", down2::LOWERED),
+            ("grey_rgb_u8", grey_rgb::LOWERED),
             ("harris_f32", harris::LOWERED),
             ("unsharp_f32", unsharp::LOWERED),
         ];
@@ -244,6 +260,18 @@ fn main() {
         let t = time(runs, || down2(black_box(&input), &mut out).unwrap());
         report("down2_u16", w / 2, h / 2, t);
         dump("down2_u16", out.as_slice());
+    }
+
+    if selected("grey_rgb_u8") {
+        let (w, h) = (3840, 2160);
+        let data: Vec<u8> = (0..w * h * 3)
+            .map(|i| (hash(i / 3 % w, i / 3 / w, i % 3) >> 24) as u8)
+            .collect();
+        let input = View::with_strides(&data[..], [w, h, 3], [3, 3 * w, 1]).unwrap();
+        let mut out = Buffer::<u8, 2>::new([w, h]);
+        let t = time(runs, || grey_rgb(black_box(&input), &mut out).unwrap());
+        report("grey_rgb_u8", w, h, t);
+        dump("grey_rgb_u8", out.as_slice());
     }
 
     if selected("harris_f32") {

@@ -5,7 +5,7 @@ Run from anywhere in the repository:
 
     python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...]
 
-NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, harris_f32, unsharp_f32 (default:
+NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32 (default:
 all).
 
 What it does, in one run:
@@ -15,7 +15,7 @@ What it does, in one run:
 2. Runs `cargo bench --bench halide_compare` (benches/halide_compare.rs, release)
    for our times and a parallel-copy measurement of the memory bandwidth; the
    bench also writes its outputs to target/halide-compare/.
-3. Defines the same five algorithms with the same schedules in Halide's Python
+3. Defines the same six algorithms with the same schedules in Halide's Python
    API, JIT-compiles each once and times `realize` into preallocated buffers
    (two warm-up runs, then the median of N), on inputs built from the same
    integer hash as the bench's.
@@ -68,7 +68,7 @@ CACHED = " in cache"
 # Written into the venv once the requirements installed, so later runs skip pip.
 STAMP = VENV / "halide-compare-requirements.txt"
 
-NAMES = ["blur3x3_u16", "gauss5x5_u8", "down2_u16", "harris_f32", "unsharp_f32"]
+NAMES = ["blur3x3_u16", "gauss5x5_u8", "down2_u16", "grey_rgb_u8", "harris_f32", "unsharp_f32"]
 # The unsharp mask's parameters (also in benches/halide_compare.rs).
 SIGMA = 1.5
 AMOUNT = 1.5
@@ -150,6 +150,11 @@ def make_input(np, name, shape):
         return (h[0] >> np.uint32(16)).astype(np.uint16)
     if name == "gauss5x5_u8":
         return (h[0] >> np.uint32(24)).astype(np.uint8)
+    if name == "grey_rgb_u8":
+        # Interleaved RGB, (h, w, 3) in memory, seen as (c, h, w): hl.Buffer
+        # keeps numpy's strides, so Halide gets x of stride 3, c of stride 1.
+        planar = (h >> np.uint32(24)).astype(np.uint8)
+        return np.ascontiguousarray(planar.transpose(1, 2, 0)).transpose(2, 0, 1)
     # ramp_and_noise of the bench: an integer below 2^24 over 2^24, exact in f32.
     c_n, h_n, w_n = shape
     x = np.arange(w_n, dtype=np.uint32)[None, None, :]
@@ -190,6 +195,20 @@ def halide_down2(hl, libm_exp=False):
     out[x, y] = hl.cast(hl.UInt(16), (total + u32(inp[2 * x + 1, 2 * y + 1]) + 2) >> 2)
 
     out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16)
+    return out, [inp], []
+
+
+def halide_grey_rgb(hl, libm_exp=False):
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    inp = hl.ImageParam(hl.UInt(8), 3, "input")
+    inp.dim(0).set_stride(3)
+    inp.dim(2).set_stride(1)
+    u16 = lambda e: hl.cast(hl.UInt(16), e)
+    out = hl.Func("out")
+    weighted = u16(inp[x, y, 0]) * 77 + u16(inp[x, y, 1]) * 150 + u16(inp[x, y, 2]) * 29
+    out[x, y] = hl.cast(hl.UInt(8), weighted >> 8)
+
+    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 32)
     return out, [inp], []
 
 
@@ -335,6 +354,7 @@ CASES = {
     "blur3x3_u16": (halide_blur3x3, (4800, 6400), (4800, 6400), "uint16"),
     "gauss5x5_u8": (halide_gauss5x5, (4096, 4096), (4096, 4096), "uint8"),
     "down2_u16": (halide_down2, (4800, 6400), (2400, 3200), "uint16"),
+    "grey_rgb_u8": (halide_grey_rgb, (3, 2160, 3840), (2160, 3840), "uint8"),
     "harris_f32": (halide_harris, (3, 1024, 1920), (1024, 1920), "float32"),
     "unsharp_f32": (halide_unsharp, (3, 1536, 2560), (3, 1536, 2560), "float32"),
 }
