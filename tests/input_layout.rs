@@ -47,6 +47,29 @@ pipeline! {
         out.vectorize(x, 16);
     }
 
+    /// All four channels of interleaved RGBA, read in one go, and the next
+    /// pixel's first channel, read apart.
+    fn rgba_phases(rgba: Image<u16, 3>) -> Image<u16, 2> {
+        out(x, y) = rgba(x, y, 0) ^ rgba(x, y, 1) * 3 ^ rgba(x, y, 2) * 5 ^ rgba(x, y, 3) * 7
+            ^ rgba(x + 1, y, 0) * 9;
+        out
+    }
+    schedule rgba_phases {
+        rgba.dim(0).set_stride(4).dim(2).set_stride(1);
+        out.vectorize(x, 16);
+    }
+
+    /// Every phase of stride 3 from the third element on, in a dense image;
+    /// one more read in the test of a `select` and one in its branch.
+    fn flat_phases(flat: Image<f32, 2>) -> Image<f32, 2> {
+        out(x, y) = flat(3 * x + 2, y) + flat(3 * x + 3, y) * 2.0 + flat(3 * x + 4, y) * 4.0
+            + select(flat(3 * x, y) > 0.5, flat(3 * x + 1, y), 0.0);
+        out
+    }
+    schedule flat_phases {
+        out.vectorize(x, 8);
+    }
+
     /// No vector loop: the declaration is still the contract.
     fn scalar_grey(rgb: Image<u8, 3>) -> Image<u8, 2> {
         out(x, y) = rgb(x, y, 0) / 3 + rgb(x, y, 1) / 3 + rgb(x, y, 2) / 3;
@@ -168,6 +191,36 @@ fn pairs_are_read_in_steps_of_the_declared_stride() {
             origin,
             [w, h],
             |out| pairs(&p, &mut out.view_mut().with_origin(origin)),
+        );
+    }
+}
+
+#[test]
+fn channels_read_together_equal_the_interpreter() {
+    for (origin, [w, h]) in REGIONS {
+        let shape = [origin[0] as usize + w + 1, origin[1] as usize + h, 4];
+        let (data, strides) = interleaved(shape, 4, 17, |b| b as u16);
+        let rgba = View::with_strides(&data, shape, strides).unwrap();
+        check::<u16, 2>(
+            "rgba_phases",
+            rgba_phases::__SOURCE,
+            &[image_of(&rgba)],
+            origin,
+            [w, h],
+            |out| rgba_phases(&rgba, &mut out.view_mut().with_origin(origin)),
+        );
+        let flat = noise(
+            [3 * (origin[0] as usize + w) + 5, origin[1] as usize + h],
+            19,
+            |b| (b >> 40) as f32 / (1u64 << 24) as f32,
+        );
+        check::<f32, 2>(
+            "flat_phases",
+            flat_phases::__SOURCE,
+            &[image_of(&flat.view())],
+            origin,
+            [w, h],
+            |out| flat_phases(&flat, &mut out.view_mut().with_origin(origin)),
         );
     }
 }

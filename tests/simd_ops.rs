@@ -741,6 +741,30 @@ fn every_sth<
     );
 }
 
+/// [`Deinterleave::load_phases`] of level `L` on `T`: all `S` phases of
+/// `S N` values read at once, each checked as its own vector of `N` lanes
+/// (phase `j`, lane `i`: value `S i + j`).
+fn phases<L: Deinterleave<T>, T: Lane + Default, const N: usize, const S: usize>(
+    level: L,
+    m: &mut Mismatches,
+) {
+    let (at, inputs) = cuts::<T, N>();
+    for j in 0..S {
+        let mut c = At::<N>::new::<L>(m, name::<T>());
+        let load = |x: [(usize, usize); N]| {
+            let span: Vec<T> = (0..S * N).map(|k| at(x[0].0, k)).collect();
+            // SAFETY: the span holds exactly the S N elements read.
+            unsafe { level.load_phases::<N, S>(span.as_ptr())[j] }
+        };
+        c.one(
+            &format!("load_phases by {S}, phase {j}"),
+            &inputs,
+            load,
+            |(start, lane)| at(start, S * lane + j),
+        );
+    }
+}
+
 /// [`every_sth`] at strides 3 and 4, at the lengths of [`at_lengths`].
 macro_rules! strides_3_and_4 {
     ($t:ty, $level:expr, $m:expr) => {
@@ -753,6 +777,26 @@ macro_rules! strides_3_and_4 {
         every_sth::<_, $t, 64, 253, 4>($level, $m);
         every_sth::<_, $t, 131, 521, 4>($level, $m);
     };
+}
+
+#[test]
+fn phase_loads_split_interleaved_channels() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        macro_rules! all {
+            ($($t:ty)*) => {$(
+                phases::<_, $t, 3, 3>(level, &mut m);
+                phases::<_, $t, 37, 3>(level, &mut m);
+                phases::<_, $t, 64, 3>(level, &mut m);
+                phases::<_, $t, 131, 3>(level, &mut m);
+                phases::<_, $t, 37, 4>(level, &mut m);
+                phases::<_, $t, 64, 4>(level, &mut m);
+                phases::<_, $t, 2, 2>(level, &mut m);
+            )*};
+        }
+        all!(u8 i16 u32 f32 u64 f64);
+    });
+    m.assert_none();
 }
 
 #[test]

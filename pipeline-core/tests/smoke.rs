@@ -157,3 +157,25 @@ fn strided_loads_are_deinterleaved_spans() {
         "{out}"
     );
 }
+
+#[test]
+fn the_channels_of_interleaved_pixels_are_read_once() {
+    let src = "fn grey(rgb: Image<u8, 3>) -> Image<u8, 2> { \
+               out(x, y) = rgb(x, y, 0) / 3 + rgb(x, y, 1) / 3 + rgb(x, y, 2) / 3 + rgb(x + 1, y, 1); out } \
+               schedule grey { rgb.dim(0).set_stride(3).dim(2).set_stride(1); out.vectorize(x, 32); }";
+    let out = pipeline_core::expand(src.parse().unwrap()).to_string();
+    // In each kernel: one read of the three channels' 96 elements; the
+    // next pixel's green alone, by a constant stride.
+    let kernels = out.matches("let __isa").count();
+    assert_eq!(
+        out.matches("load_phases :: < 32 , 3 > (__isa , __in0 . lanes_ptr (__c , 1i64 , 32))")
+            .count(),
+        kernels,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("load_every :: < 32 , 94 , 3 >").count(),
+        kernels,
+        "{out}"
+    );
+}

@@ -388,6 +388,33 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
         // SAFETY: the caller makes the span readable.
         unsafe { pick_every::<T, N, M, S>(p) }
     }
+
+    /// All `S` phases of the `S N` elements from `p`: phase `j` holds
+    /// lanes `p[j], p[j + S], ..., p[j + (N - 1) S]`. The channels of an
+    /// interleaved image from one read of their pixels, where `S` loads of
+    /// stride `S` would each read the span again.
+    ///
+    /// # Safety
+    ///
+    /// The `S N` elements from `p` must be readable.
+    #[inline(always)]
+    unsafe fn load_phases<const N: usize, const S: usize>(self, p: *const T) -> [[T; N]; S] {
+        // SAFETY: the caller makes the elements readable.
+        unsafe { pick_phases::<T, N, S>(p) }
+    }
+}
+
+/// [`Deinterleave::load_phases`] in plain Rust, one element at a time.
+///
+/// # Safety
+///
+/// The `S N` elements from `p` must be readable.
+#[inline(always)]
+pub(crate) unsafe fn pick_phases<T: Copy, const N: usize, const S: usize>(
+    p: *const T,
+) -> [[T; N]; S] {
+    // SAFETY: the caller makes the `S N` elements readable.
+    core::array::from_fn(|j| core::array::from_fn(|i| unsafe { p.add(S * i + j).read_unaligned() }))
 }
 
 /// [`Deinterleave::load_every`] in plain Rust: the span read as an array,

@@ -121,6 +121,8 @@ pub(super) struct Gen<'a> {
     /// schedule's declaration (`set_stride`), else 1 (the entry makes a
     /// dense copy of an input that is not dense).
     pub(super) input_stride0: Vec<usize>,
+    /// The strides the schedule declares of each input's dimensions.
+    pub(super) input_strides: Vec<Vec<Option<usize>>>,
 }
 
 /// The identifier of a definition's coordinate inside a stage.
@@ -788,6 +790,7 @@ pub fn generate(input: &Input) -> TokenStream {
             .iter()
             .map(|s| s.first().copied().flatten().unwrap_or(1))
             .collect(),
+        input_strides: input.input_strides.to_vec(),
     };
 
     // Parameters of the entry, in declaration order, then the outputs.

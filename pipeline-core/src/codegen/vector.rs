@@ -60,6 +60,17 @@ enum Lane {
     Array(Ident),
 }
 
+/// Loads of one stride `S` in memory whose elements are every phase of
+/// the same `S N` elements ([`Lanes::plan_phases`]).
+struct PhaseGroup {
+    /// The load at phase 0.
+    anchor: Expr,
+    /// `S`.
+    step: usize,
+    /// The arrays of the phases, once the read is emitted.
+    names: Option<Vec<Ident>>,
+}
+
 /// Why a loop stays scalar (not reported: the scalar loop is always right).
 struct Scalar;
 
@@ -86,6 +97,11 @@ struct Lanes<'g, 'a> {
     /// The rows (view and coordinates past the first) whose next row the
     /// store being emitted prefetches.
     prefetched: RefCell<Vec<String>>,
+    /// Loads of stride 3 or 4 read together with the others of their
+    /// group ([`Lanes::plan_phases`]): the group and phase of each, by node.
+    phase_of: RefCell<HashMap<*const Expr, (usize, usize)>>,
+    /// The groups of loads read together.
+    phase_groups: RefCell<Vec<PhaseGroup>>,
     next_temp: Cell<usize>,
 }
 
@@ -108,6 +124,8 @@ impl Gen<'_> {
             loads: Default::default(),
             vector_lets: Default::default(),
             prefetched: Default::default(),
+            phase_of: Default::default(),
+            phase_groups: Default::default(),
             next_temp: Cell::new(FIRST_TEMP),
         };
         let code = lanes.stmt(body).ok()?;
@@ -268,6 +286,7 @@ impl Lanes<'_, '_> {
         }
         self.loads.borrow_mut().clear();
         self.prefetched.borrow_mut().clear();
+        self.plan_phases(value);
         let ty = rust_type(value.ty);
         let w = self.lanes_lit();
         let writer = self.g.writer(func);
@@ -811,10 +830,193 @@ impl Lanes<'_, '_> {
         Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.load(__c) } }))
     }
 
+    /// The stride in memory of a load evaluated in every lane whose first
+    /// coordinate is a ramp of stride `r != 0` (not folded) and whose
+    /// others are uniform: `r` times the stride of dimension 0. `None` for
+    /// other loads and for loads of the buffer being written.
+    fn memory_step(&self, source: Source, args: &[Expr]) -> Option<(i128, usize)> {
+        let (_, own) = self.view(source);
+        if own || self.folds(source).first().copied().flatten().is_some() {
+            return None;
+        }
+        if !args[1..]
+            .iter()
+            .all(|a| matches!(self.ramp(a), Some((_, 0))))
+        {
+            return None;
+        }
+        let (_, r) = self.ramp(&args[0])?;
+        let stride0 = match source {
+            Source::Input(i) => self.g.input_stride0[i],
+            Source::Func(_) => 1,
+        };
+        (r != 0).then_some((r, stride0))
+    }
+
+    /// Groups the loads of stride 3 or 4 in memory that `value` evaluates
+    /// in every lane (outside `select` branches) and that read every phase
+    /// of the same elements: the three channels of interleaved RGB,
+    /// `rgb(x, y, 0)`, `rgb(x, y, 1)`, `rgb(x, y, 2)` under
+    /// `rgb.dim(0).set_stride(3).dim(2).set_stride(1)`, or `a(3 * x + k,
+    /// y)`. Their coordinates differ by constants only, in dimensions whose
+    /// strides are known here (dimension 0, and the declared ones of an
+    /// input), so their elements' offsets differ by constants; when these
+    /// are `o, o + 1, ..., o + S - 1` for a stride of `S`, the group's
+    /// `S N` elements are read once (`Deinterleave::load_phases`), and
+    /// they are all inside the buffer, each being a lane of one of the
+    /// loads.
+    fn plan_phases(&self, value: &Expr) {
+        self.phase_of.borrow_mut().clear();
+        self.phase_groups.borrow_mut().clear();
+        // Classifying now, before the `let`s of `value` are, would take
+        // their variables for uniform (and remember that): planning
+        // leaves the classifications as they were, and skips loads whose
+        // coordinates use a `let`.
+        let (uniform, let_uniform) = (
+            self.uniform.borrow().clone(),
+            self.let_uniform.borrow().clone(),
+        );
+        let mut keyed: HashMap<String, Vec<(i128, &Expr)>> = HashMap::new();
+        visit_every_lane(value, &mut |n| {
+            let ExprKind::Load { source, args, .. } = &n.kind else {
+                return;
+            };
+            let mut uses_let = false;
+            for a in args {
+                a.visit(&mut |c| {
+                    uses_let |= matches!(c.kind, ExprKind::LetVar(_) | ExprKind::Let { .. })
+                });
+            }
+            if uses_let {
+                return;
+            }
+            let Some((r, stride0)) = self.memory_step(*source, args) else {
+                return;
+            };
+            if !(3..=4).contains(&(r * stride0 as i128)) {
+                return;
+            }
+            let mut key = format!("{source:?} {r} {:?}", n.ty);
+            let mut offset = 0i128;
+            for (d, a) in args.iter().enumerate() {
+                let (rest, k) = split_constant(a);
+                key += &format!(" {rest:?}");
+                let stride = match (d, *source) {
+                    (0, _) => Some(stride0),
+                    (_, Source::Input(i)) => self.g.input_strides[i].get(d).copied().flatten(),
+                    _ => None,
+                };
+                match stride {
+                    Some(s) => offset += k * s as i128,
+                    None => key += &format!("+{k}"),
+                }
+            }
+            keyed.entry(key).or_default().push((offset, n));
+        });
+        *self.uniform.borrow_mut() = uniform;
+        *self.let_uniform.borrow_mut() = let_uniform;
+        let mut phase_of = self.phase_of.borrow_mut();
+        let mut groups = self.phase_groups.borrow_mut();
+        for loads in keyed.values() {
+            let step = match loads[0].1.kind {
+                ExprKind::Load {
+                    source, ref args, ..
+                } => self.memory_step(source, args),
+                _ => None,
+            };
+            let Some((r, stride0)) = step else { continue };
+            let step = (r * stride0 as i128) as usize;
+            let mut offsets: Vec<i128> = loads.iter().map(|&(o, _)| o).collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            let mut taken: Vec<i128> = Vec::new();
+            for &o in &offsets {
+                let all = (0..step as i128)
+                    .all(|j| offsets.contains(&(o + j)) && !taken.contains(&(o + j)));
+                if !all {
+                    continue;
+                }
+                taken.extend((0..step as i128).map(|j| o + j));
+                let id = groups.len();
+                let anchor = loads
+                    .iter()
+                    .find(|&&(x, _)| x == o)
+                    .map(|&(_, n)| n.clone());
+                let Some(anchor) = anchor else { continue };
+                groups.push(PhaseGroup {
+                    anchor,
+                    step,
+                    names: None,
+                });
+                for &(x, n) in loads {
+                    if (o..o + step as i128).contains(&x) {
+                        phase_of.insert(n as *const Expr, (id, (x - o) as usize));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The array of load `e`'s phase when it belongs to a group of
+    /// [`Lanes::plan_phases`], the group's one read emitted at its first
+    /// load.
+    fn phase_load(&self, e: &Expr) -> Option<Ident> {
+        let (id, phase) = *self.phase_of.borrow().get(&(e as *const Expr))?;
+        if let Some(names) = &self.phase_groups.borrow()[id].names {
+            return Some(names[phase].clone());
+        }
+        let (anchor, step) = {
+            let groups = self.phase_groups.borrow();
+            (groups[id].anchor.clone(), groups[id].step)
+        };
+        let ExprKind::Load { source, args, .. } = &anchor.kind else {
+            return None;
+        };
+        let (view, _) = self.view(*source);
+        let folds = self.folds(*source);
+        let fold = |d: usize| folds.get(d).copied().flatten();
+        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        let (r, stride0) = self.memory_step(*source, args)?;
+        let c = self.lane0(args, &ramps, &fold);
+        let w = self.lanes_lit();
+        let ty = rust_type(anchor.ty);
+        let s = Literal::usize_unsuffixed(step);
+        // The group's `S N` elements run from the anchor's first lane to
+        // the last lane of the load at the highest phase.
+        let ptr = match stride0 {
+            1 => {
+                let n = Literal::usize_unsuffixed(step * self.w);
+                quote!(#view.dense_ptr(__c, #n))
+            }
+            _ => {
+                let r = r as i64;
+                quote!(#view.lanes_ptr(__c, #r, #w))
+            }
+        };
+        let names: Vec<Ident> = (0..step).map(|_| self.temp().1).collect();
+        // SAFETY (of the generated block): every element read is a lane of
+        // one of the group's loads, which bounds inference proved inside
+        // the view.
+        self.loads.borrow_mut().push(quote! {
+            let [#(#names),*]: [[#ty; #w]; #s] = {
+                let __c = #c;
+                unsafe {
+                    ::pipeline::rt::simd::Deinterleave::<#ty>::load_phases::<#w, #s>(__isa, #ptr)
+                }
+            };
+        });
+        let name = names[phase].clone();
+        self.phase_groups.borrow_mut()[id].names = Some(names);
+        Some(name)
+    }
+
     /// A load evaluated in every lane as one dense or strided vector load,
     /// bound to an array before the lanes, when its first coordinate is a
     /// ramp (not folded) and the others are uniform.
     fn vector_load(&self, e: &Expr, source: Source, args: &[Expr]) -> Option<Ident> {
+        if let Some(name) = self.phase_load(e) {
+            return Some(name);
+        }
         let (view, own) = self.view(source);
         let folds = self.folds(source);
         let fold = |d: usize| folds.get(d).copied().flatten();
@@ -1090,6 +1292,32 @@ fn comparison(op: BinOp) -> bool {
         op,
         BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
     )
+}
+
+/// Calls `f` on the nodes of `e` that every lane evaluates: all but those
+/// under a `select`'s branches.
+fn visit_every_lane<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Select(c, _, _) => visit_every_lane(c, f),
+        _ => children(e).into_iter().for_each(|c| visit_every_lane(c, f)),
+    }
+}
+
+/// `e` as a sum of a non-constant part (`None` for a constant) and a
+/// constant: `x + 1` is `(x, 1)`, `3 * x - 2` is `(3 * x, -2)`.
+fn split_constant(e: &Expr) -> (Option<&Expr>, i128) {
+    match &e.kind {
+        ExprKind::Int(v) => (None, *v),
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => match b.as_int() {
+            Some(k) => {
+                let (rest, c) = split_constant(a);
+                (rest, if *op == BinOp::Add { c + k } else { c - k })
+            }
+            None => (Some(e), 0),
+        },
+        _ => (Some(e), 0),
+    }
 }
 
 /// The direct children of `e`, in [`Expr::for_each_child`] order.

@@ -399,6 +399,31 @@ trait Strided: Regs {
     /// better (whole-register permutes).
     const PERMUTES: bool = false;
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> Self::I;
+    /// The `S` phases of a register of lanes each, from the `S` registers'
+    /// worth of bytes at `p`, read once.
+    unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [Self::I; S];
+}
+
+/// [`picks`] for phase `phase` of the lanes: the lanes `phase`, `phase +
+/// s`, ... of the 16 bytes of lanes from `start`.
+#[inline(always)]
+const fn phase_picks(b: usize, s: usize, phase: usize, start: usize) -> [i8; 16] {
+    let mut m = [-128i8; 16];
+    let mut k = 0;
+    while k < 16 {
+        let src = ((k / b) * s + phase) * b + k % b;
+        if src >= start && src < start + 16 {
+            m[k] = (src - start) as i8;
+        }
+        k += 1;
+    }
+    m
+}
+
+#[inline(always)]
+unsafe fn phase_picks_reg(b: usize, s: usize, phase: usize, start: usize) -> __m128i {
+    // SAFETY: 16 bytes are read from a 16-byte array.
+    unsafe { _mm_loadu_si128(phase_picks(b, s, phase, start).as_ptr().cast()) }
 }
 
 /// The `pshufb` indices that move the lanes a 16-byte read at byte `start`
@@ -443,6 +468,22 @@ unsafe fn picks_reg(b: usize, s: usize, start: usize) -> __m128i {
 
 impl Strided for Sse41 {
     #[inline(always)]
+    unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m128i; S] {
+        // Loops, not closures: a closure would be compiled without the
+        // kernel's target features, and the intrinsics not inlined.
+        let mut reads = [_mm_setzero_si128(); S];
+        for (k, r) in reads.iter_mut().enumerate() {
+            *r = _mm_loadu_si128(p.add(16 * k).cast());
+        }
+        let mut out = [_mm_setzero_si128(); S];
+        for (j, o) in out.iter_mut().enumerate() {
+            for (k, &v) in reads.iter().enumerate() {
+                *o = _mm_or_si128(*o, _mm_shuffle_epi8(v, phase_picks_reg(b, S, j, 16 * k)));
+            }
+        }
+        out
+    }
+    #[inline(always)]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m128i {
         let reads = span_bytes(b, S).div_ceil(16);
         let mut acc = _mm_setzero_si128();
@@ -456,6 +497,22 @@ impl Strided for Sse41 {
 }
 
 impl Strided for Avx2 {
+    #[inline(always)]
+    unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m256i; S] {
+        // Loops, not closures (see `Sse41`'s).
+        let mut reads = [_mm256_setzero_si256(); S];
+        for (k, r) in reads.iter_mut().enumerate() {
+            *r = _mm256_loadu2_m128i(p.add(16 * k + 16 * S).cast(), p.add(16 * k).cast());
+        }
+        let mut out = [_mm256_setzero_si256(); S];
+        for (j, o) in out.iter_mut().enumerate() {
+            for (k, &v) in reads.iter().enumerate() {
+                let m = _mm256_broadcastsi128_si256(phase_picks_reg(b, S, j, 16 * k));
+                *o = _mm256_or_si256(*o, _mm256_shuffle_epi8(v, m));
+            }
+        }
+        out
+    }
     /// Both 128-bit halves at once: each read is of the same bytes of the
     /// two halves' spans (`16 S` bytes apart), and `vpshufb` shuffles each
     /// half by the same indices.
@@ -475,6 +532,18 @@ impl Strided for Avx2 {
 
 impl Strided for Avx512 {
     const PERMUTES: bool = true;
+
+    /// Two AVX2 halves.
+    #[inline(always)]
+    unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m512i; S] {
+        let lo = Avx2::phases::<S>(p, b);
+        let hi = Avx2::phases::<S>(p.add(32 * S), b);
+        let mut out = [_mm512_setzero_si512(); S];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo[j]), hi[j]);
+        }
+        out
+    }
 
     /// Two AVX2 halves.
     #[inline(always)]
@@ -502,6 +571,28 @@ unsafe fn every_r<X: Strided, T, const S: usize>(
             o.add(i).cast(),
             X::every::<S>(p.add(S * i).cast(), size_of::<T>()),
         );
+        i += l;
+    }
+    i
+}
+
+/// Lanes `o[j][i] = p[S i + j]` for every phase `j` and `i` from `from` up
+/// to `n`, whole registers of level `X` at a time, each from the `S`
+/// registers' worth of elements of its lanes. Returns the first lane not
+/// written.
+#[inline(always)]
+unsafe fn phases_r<X: Strided, T, const N: usize, const S: usize>(
+    p: *const T,
+    o: &mut [[T; N]; S],
+    from: usize,
+) -> usize {
+    let l = lanes::<X, T>();
+    let mut i = from;
+    while i + l <= N {
+        let v = X::phases::<S>(p.add(S * i).cast(), size_of::<T>());
+        for (j, r) in v.into_iter().enumerate() {
+            X::si(o[j].as_mut_ptr().add(i).cast(), r);
+        }
         i += l;
     }
     i
@@ -1142,6 +1233,33 @@ macro_rules! every_2nd {
     // level, then of the levels below, the rest one by one. Other strides
     // keep the default.
     (@every $level:ident [$($below:ident)*] $t:ident) => {
+        #[inline(always)]
+        unsafe fn load_phases<const N: usize, const S: usize>(
+            self,
+            p: *const $t,
+        ) -> [[$t; N]; S] {
+            if S != 3 && S != 4 {
+                // SAFETY: the caller makes the elements readable.
+                return unsafe { super::pick_phases::<$t, N, S>(p) };
+            }
+            let mut o = [[<$t>::default(); N]; S];
+            // SAFETY: the token proves the level, whose kernels enable the
+            // levels below (module docs); each register's elements lie
+            // inside the `S N` the caller makes readable.
+            let mut i = unsafe { phases_r::<$level, $t, N, S>(p, &mut o, 0) };
+            $(
+                // SAFETY: as above.
+                i = unsafe { phases_r::<$below, $t, N, S>(p, &mut o, i) };
+            )*
+            while i < N {
+                for j in 0..S {
+                    // SAFETY: as above.
+                    o[j][i] = unsafe { p.add(S * i + j).read_unaligned() };
+                }
+                i += 1;
+            }
+            o
+        }
         #[inline(always)]
         unsafe fn load_every<const N: usize, const M: usize, const S: usize>(
             self,
@@ -1974,7 +2092,35 @@ impl Regs for Avx512 {
 
 #[cfg(test)]
 mod tests {
-    use super::{picks, read_start, span_bytes};
+    use super::{phase_picks, picks, read_start, span_bytes};
+
+    /// Every byte of every phase of the `S` registers' worth of lanes comes
+    /// from one of the `S` reads, at the right place.
+    #[test]
+    fn phase_loads_cover_every_lane_of_every_phase() {
+        for b in [1, 2, 4, 8] {
+            for s in [3, 4] {
+                for phase in 0..s {
+                    let mut from = [0usize; 16];
+                    for k in 0..s {
+                        for (byte, &m) in phase_picks(b, s, phase, 16 * k).iter().enumerate() {
+                            if m >= 0 {
+                                assert_eq!(
+                                    16 * k + m as usize,
+                                    ((byte / b) * s + phase) * b + byte % b
+                                );
+                                from[byte] += 1;
+                            }
+                        }
+                    }
+                    assert!(
+                        from.iter().all(|&n| n == 1),
+                        "{b} bytes by {s}, phase {phase}: {from:?}"
+                    );
+                }
+            }
+        }
+    }
 
     /// Every read of a stride-3 or -4 shuffle load stays inside the span of
     /// its lanes, and every byte of the lanes comes from one of the reads,
