@@ -117,10 +117,6 @@ pub(super) struct Gen<'a> {
     /// The `f32` reciprocal found exact for each (divisor, dividend bound),
     /// or `None` (see `Lanes::f32_reciprocal`).
     pub(super) f32_reciprocals: std::cell::RefCell<HashMap<(u32, u32), Option<f32>>>,
-    /// The stride of dimension 0 of each input as the kernels see it: the
-    /// schedule's declaration (`set_stride`), else 1 (the entry makes a
-    /// dense copy of an input that is not dense).
-    pub(super) input_stride0: Vec<usize>,
     /// The strides the schedule declares of each input's dimensions.
     pub(super) input_strides: Vec<Vec<Option<usize>>>,
 }
@@ -166,6 +162,17 @@ fn sym(s: SymId) -> TokenStream {
 }
 
 impl Gen<'_> {
+    /// The stride of dimension 0 of input `i` as the kernels see it: the
+    /// schedule's declaration (`set_stride`), else 1 (the entry makes a
+    /// dense copy of an input that is not dense).
+    pub(super) fn input_stride0(&self, i: usize) -> usize {
+        self.input_strides[i]
+            .first()
+            .copied()
+            .flatten()
+            .unwrap_or(1)
+    }
+
     /// A symbol: an element of the global bounds array, or a local.
     fn sym(&self, s: SymId) -> TokenStream {
         if s < self.b.syms.len() {
@@ -785,11 +792,6 @@ pub fn generate(input: &Input) -> TokenStream {
         widest_vector: Default::default(),
         values: crate::analysis::values::ValueBounds::new(p),
         f32_reciprocals: Default::default(),
-        input_stride0: input
-            .input_strides
-            .iter()
-            .map(|s| s.first().copied().flatten().unwrap_or(1))
-            .collect(),
         input_strides: input.input_strides.to_vec(),
     };
 
@@ -956,7 +958,8 @@ pub fn generate(input: &Input) -> TokenStream {
     } else {
         Levels::UpToAvx2
     };
-    let body = kernels(p, b, &loops, levels, &g.input_stride0);
+    let stride0: Vec<usize> = (0..p.inputs.len()).map(|i| g.input_stride0(i)).collect();
+    let body = kernels(p, b, &loops, levels, &stride0);
 
     // required_region: one region per input.
     let regions: Vec<TokenStream> = p

@@ -847,7 +847,7 @@ impl Lanes<'_, '_> {
         }
         let (_, r) = self.ramp(&args[0])?;
         let stride0 = match source {
-            Source::Input(i) => self.g.input_stride0[i],
+            Source::Input(i) => self.g.input_stride0(i),
             Source::Func(_) => 1,
         };
         (r != 0).then_some((r, stride0))
@@ -1034,7 +1034,7 @@ impl Lanes<'_, '_> {
         // lies, else 1). A span from the first lane to the last is then
         // read from the first lane's element.
         let stride0 = match source {
-            Source::Input(i) => self.g.input_stride0[i],
+            Source::Input(i) => self.g.input_stride0(i),
             Source::Func(_) => 1,
         };
         let step = ramps[0].as_ref().map(|(_, r)| r * stride0 as i128);

@@ -431,16 +431,7 @@ unsafe fn phase_picks_reg(b: usize, s: usize, phase: usize, start: usize) -> __m
 /// `s` lanes apart (0x80, a zero, for the others).
 #[inline(always)]
 const fn picks(b: usize, s: usize, start: usize) -> [i8; 16] {
-    let mut m = [-128i8; 16];
-    let mut k = 0;
-    while k < 16 {
-        let src = (k / b) * s * b + k % b;
-        if src >= start && src < start + 16 {
-            m[k] = (src - start) as i8;
-        }
-        k += 1;
-    }
-    m
+    phase_picks(b, s, 0, start)
 }
 
 /// The bytes of the span of 16 bytes of lanes of `b` bytes `s` apart.
