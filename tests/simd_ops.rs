@@ -14,7 +14,8 @@
 //! many divisors of every type, for every `u16` dividend, for every `u16`
 //! divisor (with the dividends where a reciprocal goes wrong first) and for
 //! many random `u32` operands; shifts for every amount up to twice the width;
-//! casts for all 100 ordered pairs of types.
+//! casts for all 100 ordered pairs of types; unsigned narrowings of values
+//! that fit the narrower type for every such value.
 //!
 //! The reference semantics are written here, independently of the library
 //! (whose `Num`, `Int`, `Float` and `CastTo` traits appear only as the bounds
@@ -28,8 +29,8 @@
 //! differ from the reference only in the payload of a NaN.
 
 use pipeline::rt::simd::{
-    Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd, Num,
-    Reverse, Round, SatConvert, Scalar, Select,
+    Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd,
+    NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -1051,5 +1052,48 @@ fn small_division<L: DivSmall<u32>>(level: L, m: &mut Mismatches) {
 fn small_divisions_through_f32_are_exact() {
     let mut m = Mismatches::default();
     each_level!(|level| small_division(level, &mut m));
+    m.assert_none();
+}
+
+/// [`NarrowFitting`] of level `L` from `A` to `B` at length `N`, on every
+/// value of `A` that fits in `B` (the only ones the generated code gives
+/// it): each must come out as the same value in `B`.
+fn narrow_fitting<L: NarrowFitting<A, B>, A, B, const N: usize>(level: L, m: &mut Mismatches)
+where
+    A: Lane + CastTo<B> + TryFrom<u64>,
+    B: Lane + Into<u64> + TryFrom<A> + Bounded,
+{
+    let types = format!("{} -> {}", name::<A>(), name::<B>());
+    let mut c = At::<N>::new::<L>(m, &types);
+    let fitting: Vec<A> = (0..=B::MAX.into())
+        .map(|x| A::try_from(x).ok().expect("B's values fit in A"))
+        .collect();
+    c.one(
+        "narrow_fitting",
+        &fitting,
+        |a| level.narrow_fitting(a),
+        |x| B::try_from(x).ok().expect("the value fits"),
+    );
+}
+
+/// The largest value of an unsigned type.
+trait Bounded {
+    const MAX: Self;
+}
+impl Bounded for u8 {
+    const MAX: u8 = u8::MAX;
+}
+impl Bounded for u16 {
+    const MAX: u16 = u16::MAX;
+}
+
+#[test]
+fn narrowings_of_fitting_values_are_casts() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(narrow_fitting::<_, u16, u8>(level, &mut m));
+        at_lengths!(narrow_fitting::<_, u32, u16>(level, &mut m));
+        at_lengths!(narrow_fitting::<_, u32, u8>(level, &mut m));
+    });
     m.assert_none();
 }

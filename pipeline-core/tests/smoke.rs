@@ -77,6 +77,24 @@ fn small_divisions_go_through_f32_only_when_bounded() {
     assert!(wide.contains("Arith :: < u32 > :: div_by"), "{wide}");
 }
 
+/// The blur's quotients are at most 65535: narrowing them to `u16` is a
+/// pack alone. Halved instead of divided by 3, the sums may not fit: the
+/// cast truncates.
+#[test]
+fn narrowings_of_values_that_fit_are_packs() {
+    let expand = |src: &str| pipeline_core::expand(src.parse().unwrap()).to_string();
+    let fitting = "NarrowFitting :: < u32 , u16 > :: narrow_fitting";
+    let blur = expand(BLUR);
+    assert!(blur.contains(fitting), "{blur}");
+    assert!(!blur.contains("Convert :: < u32 , u16 >"), "{blur}");
+    let halved = expand(&BLUR.replace(") / 3) as u16;", ") / 2) as u16;"));
+    assert!(!halved.contains("NarrowFitting"), "{halved}");
+    assert!(
+        halved.contains("Convert :: < u32 , u16 > :: cast"),
+        "{halved}"
+    );
+}
+
 /// A 5x5 Gaussian on u8 with u16 intermediates, vectorized by 32: every
 /// operation of its vector loops has a vector form (widening, multiplies,
 /// adds, shift, narrowing), so no loop over the lanes is left.

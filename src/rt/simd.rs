@@ -551,6 +551,25 @@ pub trait DivSmall<T>: Copy {
 
 impl DivSmall<u32> for Scalar {}
 
+/// Unsigned narrowing casts of lanes whose values all fit in the narrower
+/// type, so that truncating and saturating agree: `(sum / 3) as u16` of a
+/// `u32` sum of three `u16`. The x86 levels narrow with their saturating
+/// packs alone (`packusdw`, `packuswb`), without first masking off the high
+/// halves (a truncation) or clamping (a saturating cast). Generated code
+/// uses it only where value bounds (`analysis/values.rs`) prove that every
+/// value fits; for one that does not, the result is unspecified.
+pub trait NarrowFitting<A: CastTo<B>, B: Copy + Default>: Copy {
+    /// Lane-wise `a as B`, given that every lane of `a` fits in `B`.
+    #[inline(always)]
+    fn narrow_fitting<const N: usize>(self, a: [A; N]) -> [B; N] {
+        map(a, A::cast)
+    }
+}
+
+impl NarrowFitting<u16, u8> for Scalar {}
+impl NarrowFitting<u32, u16> for Scalar {}
+impl NarrowFitting<u32, u8> for Scalar {}
+
 /// Implements, for `$level`, every trait above for every type with the
 /// default methods.
 macro_rules! defaults {

@@ -567,6 +567,21 @@ impl Lanes<'_, '_> {
         })
     }
 
+    /// Whether `a as to` is an unsigned narrowing (`u32` to `u16` or `u8`,
+    /// `u16` to `u8`) of values that all fit in `to`, by `a`'s value
+    /// bounds: truncating is then saturating, and the x86 levels narrow
+    /// with their packs alone (rt::simd::NarrowFitting).
+    fn narrows_fitting(&self, a: &Expr, to: Type) -> bool {
+        matches!(
+            (a.ty, to),
+            (Type::U16, Type::U8) | (Type::U32, Type::U16) | (Type::U32, Type::U8)
+        ) && self
+            .g
+            .values
+            .max(a)
+            .is_some_and(|m| m <= to.int_max() as u128)
+    }
+
     /// The operands `(a, b)` of a rounding average `(a + b + 1) >> 1` that
     /// `e` computes without wrapping, with `a` and `b` of type `u8` or `u16`
     /// (`pavgb`/`pavgw`): operands widened from that type, the average
@@ -748,6 +763,10 @@ impl Lanes<'_, '_> {
                     ExprKind::SaturatingCast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
                         bind(quote!(#simd::SatConvert::<#from, #ty>::saturating_cast(__isa, #x)))
+                    }
+                    ExprKind::Cast(a) if self.narrows_fitting(a, e.ty) => {
+                        let (from, x) = (rust_type(a.ty), self.vec(a)?);
+                        bind(quote!(#simd::NarrowFitting::<#from, #ty>::narrow_fitting(__isa, #x)))
                     }
                     ExprKind::Cast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);

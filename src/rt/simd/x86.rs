@@ -15,8 +15,8 @@
 //! has the level, which makes calling the intrinsics sound.
 
 use super::{
-    Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, Num, Reverse, Round,
-    RoundingAverage, SatConvert, Scalar, Select,
+    Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, NarrowFitting, Num,
+    Reverse, Round, RoundingAverage, SatConvert, Scalar, Select,
 };
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
@@ -813,8 +813,9 @@ macro_rules! level {
         level!(@widen $level; lq; u8 => u32, zx8_32; u8 => i32, zx8_32; i8 => i32, sx8_32;
             i8 => u32, sx8_32;);
         // Truncating integer casts.
-        level!(@narrow $level; trunc16_8; u16 => u8; u16 => i8; i16 => u8; i16 => i8;);
-        level!(@narrow $level; trunc32_16; u32 => u16; u32 => i16; i32 => u16; i32 => i16;);
+        level!(@narrow $level; Convert::cast, trunc16_8; u16 => u8; u16 => i8; i16 => u8; i16 => i8;);
+        level!(@narrow $level; Convert::cast, trunc32_16; u32 => u16; u32 => i16; i32 => u16;
+            i32 => i16;);
         level!(@narrow4 $level; u32 => u8 via u16; u32 => i8 via u16; i32 => u8 via u16;
             i32 => i8 via u16;);
         // Integers to f32: through i32 where every value fits.
@@ -852,6 +853,17 @@ macro_rules! level {
                 |x| <$level as Regs>::min_u32(x, <$level as Regs>::splat32(65535));
         );
         level!(@sat_via $level; i32 => u8 via i16; i32 => i8 via i16; u32 => u8 via u16;);
+        // Values known to fit: the packs alone (unsigned values that fit
+        // the narrower type are below the signed range the packs read).
+        level!(@narrow $level; NarrowFitting::narrow_fitting, sat16_u8; u16 => u8;);
+        level!(@narrow $level; NarrowFitting::narrow_fitting, sat32_u16; u32 => u16;);
+        impl NarrowFitting<u32, u8> for $level {
+            #[inline(always)]
+            fn narrow_fitting<const N: usize>(self, a: [u32; N]) -> [u8; N] {
+                let m: [u16; N] = NarrowFitting::<u32, u16>::narrow_fitting(self, a);
+                NarrowFitting::<u16, u8>::narrow_fitting(self, m)
+            }
+        }
         // Float to integer casts saturate already.
         level!(@sat_as $level; f32 => u8 i8 u16 i16 i32);
         level!(@defaults $level; SatConvert;
@@ -1142,12 +1154,14 @@ macro_rules! level {
         }
     )*};
 
-    (@narrow $level:ident; $op:ident; $($a:ident => $b:ident;)*) => {$(
-        impl Convert<$a, $b> for $level {
+    // Narrowing by one pack of two registers per register, as `$trait`'s
+    // `$method`.
+    (@narrow $level:ident; $trait:ident::$method:ident, $op:ident; $($a:ident => $b:ident;)*) => {$(
+        impl $trait<$a, $b> for $level {
             #[inline(always)]
-            fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
+            fn $method<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 if N * size_of::<$b>() < <$level as Regs>::BYTES {
-                    return Convert::<$a, $b>::cast(self.below(), a);
+                    return $trait::<$a, $b>::$method(self.below(), a);
                 }
                 // SAFETY: the token proves the level (module docs).
                 unsafe { narrow_r::<$level, $a, $b, N>(a, |x, y| <$level as Regs>::$op(x, y), |x| x as $b) }
