@@ -250,6 +250,40 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { core::ptr::read_unaligned(self.dense_ptr(c, W) as *const [T; W]) }
     }
 
+    /// The `W` elements at coordinates `c[0] + i` along dimension 0, each
+    /// clamped into `[min, min + extent)` as [`crate::rt::clamp_coord`] does
+    /// (an input read through `clamp_edge`), for the edges of vectorized
+    /// generated code: one dense load when no lane needs clamping, else one
+    /// load per lane.
+    ///
+    /// # Safety
+    ///
+    /// `[min, min + extent)` along dimension 0, at the other coordinates of
+    /// `c`, must be inside the view's region (with `extent > 0`), and
+    /// dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_dense_clamped<const W: usize>(
+        &self,
+        c: [i64; N],
+        min: i32,
+        extent: i32,
+    ) -> [T; W] {
+        let (min, max) = (min as i64, min as i64 + extent as i64 - 1);
+        let first = c[0];
+        if first >= min && first.saturating_add(W as i64 - 1) <= max {
+            // SAFETY: every lane is inside [min, max], inside the view.
+            return unsafe { self.load_dense(c) };
+        }
+        core::array::from_fn(|i| {
+            let mut at = c;
+            at[0] = first.saturating_add(i as i64).clamp(min, max);
+            // SAFETY: clamped into [min, max], inside the view.
+            unsafe { self.load(at) }
+        })
+    }
+
     /// Hints the processor to fetch the element one row after global
     /// coordinate `c` (dimension 1 plus one) into the cache, for vectorized
     /// generated code that walks rows in order: the next row's loads (or
@@ -450,6 +484,30 @@ mod tests {
         assert_eq!(v.get([3, 2]), Some(11));
         assert_eq!(v.get([4, 0]), None);
         assert_eq!(v.get([0, -1]), None);
+    }
+
+    /// Every run of 16 lanes from 20 before the clamped range to past its
+    /// end, on a view whose origin is not zero: the lanes are the elements
+    /// at the clamped coordinates, by one dense load or lane by lane.
+    #[test]
+    fn clamped_dense_loads_repeat_the_edge_elements() {
+        let data = iota(40 * 3);
+        let v = View::from_slice(&data, [40, 3])
+            .unwrap()
+            .crop([3, 1], [30, 2])
+            .unwrap();
+        let (min, extent) = (3, 30);
+        for first in -20..50 {
+            // SAFETY: [min, min + extent) at row 2 is inside the view.
+            let got: [i32; 16] = unsafe { v.load_dense_clamped([first, 2], min, extent) };
+            let want: [i32; 16] = core::array::from_fn(|i| {
+                v.at([
+                    (first + i as i64).clamp(min as i64, (min + extent - 1) as i64),
+                    2,
+                ])
+            });
+            assert_eq!(got, want, "from {first}");
+        }
     }
 
     #[test]

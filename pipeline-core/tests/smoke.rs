@@ -95,6 +95,23 @@ fn narrowings_of_values_that_fit_are_packs() {
     );
 }
 
+/// The edges of the blur's loops partitioned on `clamp_edge` are vector
+/// code too: in every kernel, `blur_x`'s first and last vectors of a row
+/// are one vector store each (with the steady states of both stages, four),
+/// and their three taps are loaded through `load_dense_clamped`.
+#[test]
+fn the_edges_of_partitioned_loops_are_vectorized() {
+    let blur = pipeline_core::expand(BLUR.parse().unwrap()).to_string();
+    let kernels = blur.matches("let __isa").count();
+    assert_eq!(kernels, 4, "{blur}");
+    assert_eq!(blur.matches("store_dense").count(), 4 * kernels, "{blur}");
+    assert_eq!(
+        blur.matches("load_dense_clamped").count(),
+        6 * kernels,
+        "{blur}"
+    );
+}
+
 /// A 5x5 Gaussian on u8 with u16 intermediates, vectorized by 32: every
 /// operation of its vector loops has a vector form (widening, multiplies,
 /// adds, shift, narrowing), so no loop over the lanes is left.
@@ -154,24 +171,25 @@ fn strided_loads_are_deinterleaved_spans() {
                out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(3 * x, y) + a(5 * x, y); out } \
                schedule halve { out.vectorize(x, 16); }";
     let out = pipeline_core::expand(src.parse().unwrap()).to_string();
-    // In each kernel: two stride-2 loads of a span of 31 elements, one
-    // stride-3 load of a span of 46 picked by a constant stride; stride 5
-    // loads lane by lane.
-    let kernels = out.matches("let __isa").count();
+    // In each kernel, in the steady state and in the shifted last vector
+    // of a row: two stride-2 loads of a span of 31 elements, one stride-3
+    // load of a span of 46 picked by a constant stride; stride 5 loads lane
+    // by lane.
+    let bodies = out.matches("let __isa").count() * 2;
     assert_eq!(
         out.matches("dense_ptr (__c , 31)").count(),
-        2 * kernels,
+        2 * bodies,
         "{out}"
     );
     assert_eq!(
         out.matches("load_every :: < 16 , 46 , 3 > (__isa , __in0 . dense_ptr (__c , 46)")
             .count(),
-        kernels,
+        bodies,
         "{out}"
     );
     assert_eq!(
         out.matches("load_strided :: < 16 > (__c , 5i64)").count(),
-        kernels,
+        bodies,
         "{out}"
     );
 }
@@ -182,18 +200,19 @@ fn the_channels_of_interleaved_pixels_are_read_once() {
                out(x, y) = rgb(x, y, 0) / 3 + rgb(x, y, 1) / 3 + rgb(x, y, 2) / 3 + rgb(x + 1, y, 1); out } \
                schedule grey { rgb.dim(0).set_stride(3).dim(2).set_stride(1); out.vectorize(x, 32); }";
     let out = pipeline_core::expand(src.parse().unwrap()).to_string();
-    // In each kernel: one read of the three channels' 96 elements; the
-    // next pixel's green alone, by a constant stride.
-    let kernels = out.matches("let __isa").count();
+    // In each kernel, in the steady state and in the shifted last vector
+    // of a row: one read of the three channels' 96 elements; the next
+    // pixel's green alone, by a constant stride.
+    let bodies = out.matches("let __isa").count() * 2;
     assert_eq!(
         out.matches("load_phases :: < 32 , 3 > (__isa , __in0 . lanes_ptr (__c , 1i64 , 32))")
             .count(),
-        kernels,
+        bodies,
         "{out}"
     );
     assert_eq!(
         out.matches("load_every :: < 32 , 94 , 3 >").count(),
-        kernels,
+        bodies,
         "{out}"
     );
 }

@@ -483,9 +483,39 @@ impl Gen<'_> {
                 let inner = self.stmt(body);
                 self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
-                let vector = match kind {
-                    LoopKind::Vectorized if slab.is_none() => vector::lanes_of(min, max)
-                        .and_then(|(w, exact)| Some((w, exact, self.vector_body(var, w, body)?))),
+                let first = min.as_int();
+                // A split's inner loop runs all its lanes when the extent
+                // it splits is at least the width (`max` is then
+                // `select(c, w - 1, ..)`): the vector body is the one in
+                // the case where `c` holds.
+                let all_lanes_when = match (&max.kind, first) {
+                    (ExprKind::Select(c, a, _), Some(first)) if *kind == LoopKind::Vectorized => {
+                        a.as_int().map(|a| (c, usize::try_from(a - first + 1).ok()))
+                    }
+                    _ => None,
+                };
+                if let (Some((c, Some(w))), None, Some(first)) = (all_lanes_when, slab, first) {
+                    if let Some(vbody) = self.vector_body(var, first, w, &vector::assuming(body, c))
+                    {
+                        let c = self.expr(c, None, None);
+                        return quote! {
+                            if #c {
+                                let #id: i64 = #lo;
+                                #vbody
+                            } else {
+                                for #id in #lo..#hi + 1 {
+                                    #inner
+                                }
+                            }
+                        };
+                    }
+                }
+                let vector = match (kind, first) {
+                    (LoopKind::Vectorized, Some(first)) if slab.is_none() => {
+                        vector::lanes_of(min, max).and_then(|(w, exact)| {
+                            Some((w, exact, self.vector_body(var, first, w, body)?))
+                        })
+                    }
                     _ => None,
                 };
                 match slab {

@@ -27,15 +27,27 @@
 //! as one dense vector store when the store's first coordinate is a ramp of
 //! stride 1 (else one store per lane, in lane order).
 //!
+//! A split's inner loop whose extent is `select(c, W - 1, ..) + 1` (the
+//! extent is at least `W`, so the last vector is shifted back to end at the
+//! extent) runs as one vector iteration when `c` holds, its body taken with
+//! `c` true, and as a scalar loop otherwise (an image narrower than a
+//! vector). Its guard, `min(W x, e - W) + lane < e`, then provably holds in
+//! every lane and is dropped. So the ragged last vector of a row, and the
+//! edges of a loop partitioned on `clamp_edge`, are vector code too: a load
+//! through `clamp_edge` along a ramp is one dense load when no lane is
+//! clamped, else one load per lane ([`pipeline::View::load_dense_clamped`]).
+//! Scalar code there cost as much as a tenth of a 6400-pixel row's time,
+//! a third of a 1024-pixel row's.
+//!
 //! The loop stays scalar when its body is anything else: a loop inside, a
-//! condition that varies by lane, a boundary condition on a varying
-//! coordinate (the edges of a partitioned loop: vector code there would cost
-//! compile time for few pixels), or an update that may read what another lane
-//! writes.
+//! condition that varies by lane and is not such a guard, or an update that
+//! may read what another lane writes. Other boundary conditions (`mirror`,
+//! `wrap`, `constant`) on a varying coordinate load lane by lane.
 
 use super::rust::{
     coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen,
 };
+use crate::analysis::simplify::simplify;
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -80,6 +92,8 @@ type R<T> = Result<T, Scalar>;
 struct Lanes<'g, 'a> {
     g: &'g Gen<'a>,
     var: &'g LoopVar,
+    /// The loop's first value: lane `i` runs iteration `first + i`.
+    first: i128,
     w: usize,
     /// The stage whose store is being emitted.
     stage: Cell<(Option<FuncId>, Option<usize>)>,
@@ -106,16 +120,23 @@ struct Lanes<'g, 'a> {
 }
 
 impl Gen<'_> {
-    /// The body of vectorized loop `var` of `w` lanes as one vector
-    /// iteration, with the loop's variable bound to lane 0, or `None` when
-    /// it must stay a scalar loop.
-    pub(super) fn vector_body(&self, var: &LoopVar, w: usize, body: &Stmt) -> Option<TokenStream> {
+    /// The body of vectorized loop `var` of `w` lanes from `first` as one
+    /// vector iteration, with the loop's variable bound to lane 0, or `None`
+    /// when it must stay a scalar loop.
+    pub(super) fn vector_body(
+        &self,
+        var: &LoopVar,
+        first: i128,
+        w: usize,
+        body: &Stmt,
+    ) -> Option<TokenStream> {
         if !(2..=MAX_LANES).contains(&w) {
             return None;
         }
         let lanes = Lanes {
             g: self,
             var,
+            first,
             w,
             stage: Cell::new((None, None)),
             coords: Default::default(),
@@ -164,6 +185,58 @@ pub(super) fn lanes_of(min: &Expr, max: &Expr) -> Option<(usize, bool)> {
         _ => return None,
     };
     Some((usize::try_from(hi - lo + 1).ok()?, exact))
+}
+
+/// Whether `c` simplifies to true, or is a comparison `a < b` (`<=`) that
+/// holds because one arm of a `min` in `a` is below `b`:
+/// `min(16 x, e - 16) + 15 < e`, the guard of a split's shifted last
+/// vector at its last lane.
+fn provably_true(c: &Expr) -> bool {
+    let c = simplify(c);
+    match &c.kind {
+        ExprKind::Bool(b) => *b,
+        ExprKind::Binary(BinOp::And, a, b) => provably_true(a) && provably_true(b),
+        ExprKind::Binary(op @ (BinOp::Lt | BinOp::Le), a, b) => {
+            min_arms(a).into_iter().any(|arm| {
+                let arm = Expr::binary(*op, arm, (**b).clone());
+                matches!(simplify(&arm).kind, ExprKind::Bool(true))
+            })
+        }
+        _ => false,
+    }
+}
+
+/// The arms of the `min`s that bound `e` from above, with the constants
+/// added to the `min` moved inside: `[16 x + 15, e - 1]` for
+/// `min(16 x, e - 16) + 15`. `e` is at most each arm.
+fn min_arms(e: &Expr) -> Vec<Expr> {
+    let shifted = |x: &Expr, k: &Expr, op: BinOp| -> Vec<Expr> {
+        min_arms(x)
+            .into_iter()
+            .map(|arm| Expr::binary(op, arm, k.clone()))
+            .collect()
+    };
+    match &e.kind {
+        ExprKind::Binary(BinOp::Min, a, b) => {
+            let mut arms = min_arms(a);
+            arms.extend(min_arms(b));
+            arms
+        }
+        ExprKind::Binary(BinOp::Add, a, k) if k.as_int().is_some() => shifted(a, k, BinOp::Add),
+        ExprKind::Binary(BinOp::Add, k, a) if k.as_int().is_some() => shifted(a, k, BinOp::Add),
+        ExprKind::Binary(BinOp::Sub, a, k) if k.as_int().is_some() => shifted(a, k, BinOp::Sub),
+        _ => vec![e.clone()],
+    }
+}
+
+/// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
+pub(super) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
+    s.clone().map_exprs(&mut |e| {
+        e.rewrite(&mut |n| match n.kind {
+            ExprKind::Select(ref t, ref a, _) if **t == *c => (**a).clone(),
+            _ => n,
+        })
+    })
 }
 
 /// The zero of a type, to initialize arrays of it.
@@ -224,6 +297,9 @@ impl Lanes<'_, '_> {
                 let b = self.stmt(body)?;
                 Ok(quote!(if #c { #b }))
             }
+            // A split's guard on its shifted last vector, which holds in
+            // every lane once all lanes run.
+            Stmt::If { cond, body } if self.holds_in_every_lane(cond) => self.stmt(body),
             Stmt::Store {
                 func,
                 update,
@@ -242,18 +318,6 @@ impl Lanes<'_, '_> {
         value: &Expr,
     ) -> R<TokenStream> {
         self.stage.set((Some(func), update));
-        // The edges of a partitioned loop stay scalar.
-        let mut edge = false;
-        for e in args.iter().chain([value]) {
-            e.visit(&mut |n| {
-                if let ExprKind::Boundary { coord, .. } = &n.kind {
-                    edge |= !self.is_uniform(coord);
-                }
-            });
-        }
-        if edge {
-            return Err(Scalar);
-        }
         let folds = self
             .g
             .folds
@@ -365,6 +429,36 @@ impl Lanes<'_, '_> {
 
     /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
     /// an integer affine in the loop.
+    /// Whether `cond`, a comparison of a ramp with a uniform value (or a
+    /// conjunction of such), is provably true in every lane: true in the
+    /// first lane and in the last, between which a ramp is monotonic. The
+    /// proof is by [`provably_true`] on the condition with the loop's
+    /// variable replaced by each end's value.
+    fn holds_in_every_lane(&self, cond: &Expr) -> bool {
+        let comparison = |e: &Expr| match &e.kind {
+            ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
+                let uniform = |x: &Expr| self.is_uniform(x);
+                let ramp = |x: &Expr| self.ramp(x).is_some();
+                (ramp(a) && uniform(b)) || (uniform(a) && ramp(b))
+            }
+            _ => false,
+        };
+        let mut linear = true;
+        cond.visit(&mut |n| {
+            if n.ty == Type::Bool && !matches!(n.kind, ExprKind::Binary(BinOp::And, ..)) {
+                linear &= comparison(n);
+            }
+        });
+        let at = |i: i128| {
+            let lane = Expr::int(Type::I64, self.first + i);
+            cond.rewrite(&mut |n| match &n.kind {
+                ExprKind::Loop(v) if v == self.var => lane.clone(),
+                _ => n,
+            })
+        };
+        linear && provably_true(&at(0)) && provably_true(&at(self.w as i128 - 1))
+    }
+
     fn ramp(&self, e: &Expr) -> Option<(TokenStream, i128)> {
         crate::deep(|| self.ramp_here(e))
     }
@@ -1067,7 +1161,10 @@ impl Lanes<'_, '_> {
         // SAFETY (of the generated blocks): every lane is an iteration of
         // the loop, whose coordinates bounds inference proved inside the
         // view, and the load is evaluated in every lane.
+        let clamped = self.clamped_load(source, args, &ramps);
         let v = match (&ramps[0], step) {
+            // An edge of a loop partitioned on `clamp_edge`.
+            _ if clamped.is_some() => clamped.expect("just checked"),
             (Some((_, 1)), Some(1)) => {
                 let c = self.lane0(args, &ramps, &fold);
                 if let Source::Input(_) = source {
@@ -1136,6 +1233,52 @@ impl Lanes<'_, '_> {
             .borrow_mut()
             .push(quote!(let #name: [#ty; #w] = #v;));
         Some(name)
+    }
+
+    /// A load from an input through `clamp_edge` along dimension 0 of a
+    /// ramp of stride 1 (the edges of a loop partitioned on it), its other
+    /// coordinates the same in every lane: the lanes' coordinates clamped
+    /// one by one, loaded with one dense load where none needed clamping
+    /// ([`pipeline::View::load_dense_clamped`]), instead of a loop of loads
+    /// over the lanes in the generated code.
+    fn clamped_load(
+        &self,
+        source: Source,
+        args: &[Expr],
+        ramps: &[Option<(TokenStream, i128)>],
+    ) -> Option<TokenStream> {
+        let Source::Input(input) = source else {
+            return None;
+        };
+        let ExprKind::Boundary {
+            mode: BoundaryMode::ClampEdge,
+            coord,
+            min,
+            extent,
+        } = &args[0].kind
+        else {
+            return None;
+        };
+        if self.g.input_stride0(input) != 1 || ramps[0].is_some() {
+            return None;
+        }
+        let (base, 1) = self.ramp(coord)? else {
+            return None;
+        };
+        let (view, _) = self.view(source);
+        let (f, k) = self.stage.get();
+        let (min, extent) = (self.g.expr(min, f, k), self.g.expr(extent, f, k));
+        let rest = ramps[1..].iter().map(|r| {
+            let (b, _) = r.as_ref().expect("checked uniform");
+            quote!((#b) as i64)
+        });
+        let w = self.lanes_lit();
+        // SAFETY (of the generated block): the clamped region is the
+        // input's, which the entry checked.
+        Some(quote!({
+            let __c = [(#base) as i64, #(#rest),*];
+            unsafe { #view.load_dense_clamped::<#w>(__c, #min, #extent) }
+        }))
     }
 
     /// Prefetches the next row of a dense load from an input, once per row
@@ -1380,4 +1523,43 @@ fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
         other => unreachable!("lane code builds {other:?} itself"),
     };
     Expr::new(kind, e.ty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(v: i128) -> Expr {
+        Expr::int(Type::I64, v)
+    }
+
+    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::binary(op, a, b)
+    }
+
+    /// The guard of a split's shifted last vector, `min(16 x, e - 16) + i
+    /// < e`, at lane `i` (`x` and `e` symbols).
+    fn guard(lane: i128) -> Expr {
+        let (x, e) = (Expr::sym(0), Expr::sym(1));
+        let start = bin(
+            BinOp::Min,
+            bin(BinOp::Mul, x, int(16)),
+            bin(BinOp::Sub, e.clone(), int(16)),
+        );
+        bin(BinOp::Lt, bin(BinOp::Add, start, int(lane)), e)
+    }
+
+    #[test]
+    fn a_shifted_vectors_guard_holds_in_its_sixteen_lanes_only() {
+        assert!(provably_true(&guard(0)));
+        assert!(provably_true(&guard(15)));
+        assert!(!provably_true(&guard(16)));
+        // Without the shift, the last vector may pass the end.
+        let unshifted = bin(
+            BinOp::Lt,
+            bin(BinOp::Add, bin(BinOp::Mul, Expr::sym(0), int(16)), int(15)),
+            Expr::sym(1),
+        );
+        assert!(!provably_true(&unshifted));
+    }
 }

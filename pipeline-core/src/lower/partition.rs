@@ -638,6 +638,10 @@ fn split_loop(
         .fold(max.clone(), |a, b| bin(BinOp::Min, a, b));
     let (first, last) = (simplify(&first), simplify(&last));
     let stripped = steady.strip(body.clone(), &Coords::default(), &var);
+    // Without a lower bound the steady state starts at the loop's first
+    // iteration, and without an upper bound it ends at its last: no part
+    // before or after it (a split's guard bounds only the last iterations).
+    let (no_before, no_after) = (steady.lower.is_empty(), steady.upper.is_empty());
     // Before the steady state, the steady state, after it: each iteration
     // exactly once whether or not the steady state is empty.
     let before = whole(
@@ -655,5 +659,13 @@ fn split_loop(
         max,
         body,
     );
-    Stmt::Block(vec![before, during, after])
+    let mut parts = Vec::with_capacity(3);
+    if !no_before {
+        parts.push(before);
+    }
+    parts.push(during);
+    if !no_after {
+        parts.push(after);
+    }
+    Stmt::Block(parts)
 }
