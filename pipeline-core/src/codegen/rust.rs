@@ -10,7 +10,7 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
-use super::vector;
+use super::vector::{self, AllLanes};
 use crate::analysis::bounds::BoundsProgram;
 use crate::front::check::CheckedPipeline;
 use crate::ir::*;
@@ -483,60 +483,42 @@ impl Gen<'_> {
                 let inner = self.stmt(body);
                 self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
-                let first = min.as_int();
-                // A split's inner loop runs all its lanes when the extent
-                // it splits is at least the width (`max` is then
-                // `select(c, w - 1, ..)`): the vector body is the one in
-                // the case where `c` holds.
-                let all_lanes_when = match (&max.kind, first) {
-                    (ExprKind::Select(c, a, _), Some(first)) if *kind == LoopKind::Vectorized => {
-                        a.as_int().map(|a| (c, usize::try_from(a - first + 1).ok()))
-                    }
-                    _ => None,
-                };
-                if let (Some((c, Some(w))), None, Some(first)) = (all_lanes_when, slab, first) {
-                    if let Some(vbody) = self.vector_body(var, first, w, &vector::assuming(body, c))
-                    {
-                        let c = self.expr(c, None, None);
-                        return quote! {
-                            if #c {
-                                let #id: i64 = #lo;
-                                #vbody
-                            } else {
-                                for #id in #lo..#hi + 1 {
-                                    #inner
-                                }
+                // A vectorized loop runs as one vector iteration when all
+                // its lanes run, else (the ragged end of a split, an image
+                // narrower than a vector) as the scalar loop. With a split's
+                // shifted last vector the lanes all run when `c` holds, and
+                // the vector body is the loop's body in that case.
+                let vector = match (kind, slab, vector::lanes_of(min, max)) {
+                    (LoopKind::Vectorized, None, Some((first, w, all))) => {
+                        let (test, vbody) = match all {
+                            AllLanes::Always => (None, self.vector_body(var, first, w, body)),
+                            AllLanes::When(c) => (
+                                Some(self.expr(c, None, None)),
+                                self.vector_body(var, first, w, &vector::assuming(body, c)),
+                            ),
+                            AllLanes::ExtentIsWidth => {
+                                let width = Literal::i64_suffixed(w as i64);
+                                let test = quote!(__hi - __lo + 1 == #width);
+                                (Some(test), self.vector_body(var, first, w, body))
                             }
                         };
-                    }
-                }
-                let vector = match (kind, first) {
-                    (LoopKind::Vectorized, Some(first)) if slab.is_none() => {
-                        vector::lanes_of(min, max).and_then(|(w, exact)| {
-                            Some((w, exact, self.vector_body(var, first, w, body)?))
-                        })
+                        vbody.map(|v| (test, v))
                     }
                     _ => None,
                 };
                 match slab {
-                    // Always all lanes (the steady state of a partitioned
-                    // loop): one vector iteration.
-                    None if matches!(vector, Some((_, true, _))) => {
-                        let (_, _, vbody) = vector.expect("just matched");
+                    None if matches!(vector, Some((None, _))) => {
+                        let (_, vbody) = vector.expect("just matched");
                         quote! {
                             let #id: i64 = #lo;
                             #vbody
                         }
                     }
-                    // All lanes present: one vector iteration; else (the
-                    // ragged end of a split, an image narrower than a
-                    // vector) scalar.
                     None if vector.is_some() => {
-                        let (w, _, vbody) = vector.expect("just matched");
-                        let w = Literal::i64_suffixed(w as i64);
+                        let (test, vbody) = vector.expect("just matched");
                         quote! {
                             let (__lo, __hi): (i64, i64) = (#lo, #hi);
-                            if __hi - __lo + 1 == #w {
+                            if #test {
                                 let #id: i64 = __lo;
                                 #vbody
                             } else {

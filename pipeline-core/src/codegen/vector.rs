@@ -36,8 +36,8 @@
 //! edges of a loop partitioned on `clamp_edge`, are vector code too: a load
 //! through `clamp_edge` along a ramp is one dense load when no lane is
 //! clamped, else one load per lane ([`pipeline::View::load_dense_clamped`]).
-//! Scalar code there cost as much as a tenth of a 6400-pixel row's time,
-//! a third of a 1024-pixel row's.
+//! As scalar code, those edges took a third of the blur's time at 1024
+//! pixels a row (profiled on one thread).
 //!
 //! The loop stays scalar when its body is anything else: a loop inside, a
 //! condition that varies by lane and is not such a guard, or an update that
@@ -172,19 +172,34 @@ fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
     s.children().into_iter().for_each(|c| each_store_expr(c, f));
 }
 
-/// The vector width of a vectorized loop `min..=max`: constant `min` and
-/// `max` of the form `c`, `min(c, ..)` or `select(.., c, ..)` (a split's
-/// inner loop), and whether the extent is that width in every case (`max`
-/// constant: the steady state of a partitioned loop).
-pub(super) fn lanes_of(min: &Expr, max: &Expr) -> Option<(usize, bool)> {
+/// When a vectorized loop runs all its lanes ([`lanes_of`]).
+pub(super) enum AllLanes<'e> {
+    /// Always: `max` is constant (the steady state of a partitioned loop).
+    Always,
+    /// When this condition holds: `max` is a split's `select(c, w - 1, ..)`,
+    /// whose last vector is shifted back to end at the extent when the
+    /// extent is at least the width.
+    When(&'e Expr),
+    /// When the extent is the width: `max` is `min(w - 1, ..)`, a split
+    /// whose last vector is ragged.
+    ExtentIsWidth,
+}
+
+/// The first iteration and the vector width of a vectorized loop
+/// `min..=max`, which needs a constant `min` and a `max` of the form `c`,
+/// `min(c, ..)` or `select(.., c, ..)` (a split's inner loop), and when it
+/// runs all its lanes.
+pub(super) fn lanes_of<'e>(min: &Expr, max: &'e Expr) -> Option<(i128, usize, AllLanes<'e>)> {
     let lo = min.as_int()?;
-    let (hi, exact) = match &max.kind {
-        ExprKind::Int(v) => (*v, true),
-        ExprKind::Binary(BinOp::Min, a, b) => (a.as_int().or_else(|| b.as_int())?, false),
-        ExprKind::Select(_, a, _) => (a.as_int()?, false),
+    let (hi, all) = match &max.kind {
+        ExprKind::Int(v) => (*v, AllLanes::Always),
+        ExprKind::Binary(BinOp::Min, a, b) => {
+            (a.as_int().or_else(|| b.as_int())?, AllLanes::ExtentIsWidth)
+        }
+        ExprKind::Select(c, a, _) => (a.as_int()?, AllLanes::When(c)),
         _ => return None,
     };
-    Some((usize::try_from(hi - lo + 1).ok()?, exact))
+    Some((lo, usize::try_from(hi - lo + 1).ok()?, all))
 }
 
 /// Whether `c` simplifies to true, or is a comparison `a < b` (`<=`) that

@@ -163,65 +163,29 @@ impl Stmt {
 
     /// The statement with `f` applied to every expression in it, in this
     /// statement and in those inside it.
-    pub fn map_exprs(self, f: &mut impl FnMut(&Expr) -> Expr) -> Stmt {
-        let s = match self {
-            Stmt::For {
-                var,
-                min,
-                max,
-                kind,
-                slab,
-                body,
-            } => Stmt::For {
-                var,
-                min: f(&min),
-                max: f(&max),
-                kind,
-                slab: slab.map(|slab| Slab {
-                    start: f(&slab.start),
-                    ..slab
-                }),
-                body,
-            },
-            Stmt::Allocate {
-                func,
-                region,
-                fold,
-                body,
-            } => Stmt::Allocate {
-                func,
-                region: region.iter().map(|(lo, hi)| (f(lo), f(hi))).collect(),
-                fold,
-                body,
-            },
-            Stmt::LetSym { sym, value, body } => Stmt::LetSym {
-                sym,
-                value: f(&value),
-                body,
-            },
-            Stmt::LetCoord { coord, value, body } => Stmt::LetCoord {
-                coord,
-                value: f(&value),
-                body,
-            },
-            Stmt::Store {
-                func,
-                update,
-                args,
-                value,
-            } => Stmt::Store {
-                func,
-                update,
-                args: args.iter().map(&mut *f).collect(),
-                value: f(&value),
-            },
-            Stmt::If { cond, body } => Stmt::If {
-                cond: f(&cond),
-                body,
-            },
-            s @ (Stmt::Block(_) | Stmt::CopyToOutput { .. }) => s,
-        };
-        s.map_children(|c| c.map_exprs(f))
+    pub fn map_exprs(mut self, f: &mut impl FnMut(&Expr) -> Expr) -> Stmt {
+        for e in self.own_exprs_mut() {
+            *e = f(e);
+        }
+        self.map_children(|c| c.map_exprs(f))
+    }
+
+    /// The expressions of this statement itself (not of those inside it).
+    fn own_exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Stmt::For { min, max, slab, .. } => {
+                let mut exprs = vec![min, max];
+                exprs.extend(slab.as_mut().map(|s| &mut s.start));
+                exprs
+            }
+            Stmt::Allocate { region, .. } => {
+                region.iter_mut().flat_map(|(lo, hi)| [lo, hi]).collect()
+            }
+            Stmt::LetSym { value, .. } | Stmt::LetCoord { value, .. } => vec![value],
+            Stmt::Store { args, value, .. } => args.iter_mut().chain([value]).collect(),
+            Stmt::If { cond, .. } => vec![cond],
+            Stmt::Block(_) | Stmt::CopyToOutput { .. } => Vec::new(),
+        }
     }
 
     /// The statements directly inside this one, in order (the read-only
