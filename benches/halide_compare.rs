@@ -30,9 +30,8 @@
 use pipeline::{pipeline, Buffer, View};
 use rayon::prelude::*;
 use std::hint::black_box;
-use std::time::Instant;
 
-// The 3x3 box blur of DESIGN.md 4.1 and benches/blur_strategies.rs, u16 with u32
+// The 3x3 box blur of the README and benches/blur_strategies.rs, u16 with u32
 // intermediates and truncating divisions, scheduled as sliding windows in strips.
 pipeline! {
     pub fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
@@ -48,31 +47,11 @@ pipeline! {
     }
 }
 
-// A 5x5 binomial Gaussian ([1 4 6 4 1] in x, then in y) of a u8 image with u16
-// intermediates: the largest sum is 256 * 255 + 128 = 65408, which fits in u16,
-// so nothing wraps. The output rounds to nearest: (sum + 128) >> 8.
-pipeline! {
-    pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
-        let clamped = input.clamp_edge();
-        gauss_x(x, y) = (clamped(x - 2, y) as u16)
-            + 4 * (clamped(x - 1, y) as u16)
-            + 6 * (clamped(x, y) as u16)
-            + 4 * (clamped(x + 1, y) as u16)
-            + (clamped(x + 2, y) as u16);
-        out(x, y) = ((gauss_x(x, y - 2)
-            + 4 * gauss_x(x, y - 1)
-            + 6 * gauss_x(x, y)
-            + 4 * gauss_x(x, y + 1)
-            + gauss_x(x, y + 2)
-            + 128) >> 8) as u8;
-        out
-    }
-
-    schedule gauss5x5 {
-        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32);
-        gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32);
-    }
-}
+// A 5x5 binomial Gaussian of u8 with u16 intermediates (also timed beside
+// libblur's, in benches/libblur).
+#[path = "support/gauss5x5.rs"]
+mod gauss5x5_pipeline;
+use gauss5x5_pipeline::gauss5x5;
 
 // The Harris response and the unsharp mask are the examples' own pipelines,
 // algorithm and schedule.
@@ -171,26 +150,9 @@ fn dump<T: Raw>(name: &str, data: &[T]) {
     std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
 }
 
-/// Runs `f` twice to warm up, then `runs` times; returns the median and the
-/// minimum in milliseconds.
-fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
-    f();
-    f();
-    let mut ms: Vec<f64> = (0..runs.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let median = if ms.len() % 2 == 1 {
-        ms[ms.len() / 2]
-    } else {
-        (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) / 2.0
-    };
-    (median, ms[0])
-}
+#[path = "support/timing.rs"]
+mod timing;
+use timing::time;
 
 fn report(name: &str, w: usize, h: usize, (median, min): (f64, f64)) {
     println!("RESULT {name} {w}x{h} {median:.3} {min:.3}");

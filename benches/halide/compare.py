@@ -3,7 +3,7 @@
 
 Run from anywhere in the repository:
 
-    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...]
+    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur]
 
 NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32 (default:
 all).
@@ -49,6 +49,14 @@ What it does, in one run:
    (PIPELINE_ISA=scalar, sse4.1, avx2, avx512), the levels in turn in each of
    R rounds, and prints the median time per level and the median per-round
    speed-up over scalar.
+7. Runs benches/libblur (skip with --no-libblur): our blurs beside libblur's,
+   the crate a Rust user would pick instead, on a 3840x2160 image, alternating
+   in rounds inside that bench, with outputs compared where both compute the
+   same arithmetic; prints its table.
+
+For the pipelines that only stream (blur, Gaussian, downsample, grey), the
+table also gives the bound that the measured copy bandwidth sets for the bytes
+they must read and write, and the share of that bandwidth ours moves.
 
 Both sides use the same number of threads: every core this process may run on
 (RAYON_NUM_THREADS and HL_NUM_THREADS are set to it).
@@ -70,6 +78,15 @@ REQUIREMENTS = ["halide>=21,<22", "numpy"]
 CACHED = " in cache"
 # Written into the venv once the requirements installed, so later runs skip pip.
 STAMP = VENV / "halide-compare-requirements.txt"
+
+# The bytes a pipeline must read and write per output element, for the bound
+# that memory bandwidth sets: each input read once, the output written once.
+BYTES_PER_OUTPUT = {
+    "blur3x3_u16": 2 + 2,
+    "gauss5x5_u8": 1 + 1,
+    "down2_u16": 4 * 2 + 2,  # four u16 inputs per u16 output
+    "grey_rgb_u8": 3 + 1,  # interleaved RGB in, grey out
+}
 
 NAMES = ["blur3x3_u16", "gauss5x5_u8", "down2_u16", "grey_rgb_u8", "harris_f32", "unsharp_f32"]
 # The unsharp mask's parameters (also in benches/halide_compare.rs).
@@ -450,11 +467,34 @@ def compare(np, ours, theirs, dtype):
     return text, False
 
 
+def run_libblur(runs, rounds, threads):
+    """Runs benches/libblur (our blurs beside libblur's, alternating in rounds
+    inside that bench, outputs cross-checked there) and prints its table."""
+    env = dict(os.environ, LIBBLUR_RUNS=str(runs), LIBBLUR_ROUNDS=str(rounds), RAYON_NUM_THREADS=str(threads))
+    # The same target directory as the main bench, so pipeline builds once.
+    env.setdefault("CARGO_TARGET_DIR", str(ROOT / "target"))
+    cmd = ["cargo", "bench", "--manifest-path", str(ROOT / "benches" / "libblur" / "Cargo.toml")]
+    print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
+    done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        fail(f"the libblur bench failed (exit status {done.returncode}); its output:\n{done.stdout}")
+    print()
+    print(
+        f"Against libblur 0.24 (benches/libblur), 3840x2160, {threads} threads on both sides; {rounds} rounds "
+        f"alternating the two sides, each the median of {runs} runs; medians over rounds:"
+    )
+    print()
+    for line in done.stdout.splitlines():
+        if line.startswith("|"):
+            print(line)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="timed runs per pipeline, side and round (median taken; default 10)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds that alternate our runs and Halide's (default 5)")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"run only this pipeline (repeatable): {', '.join(NAMES)}")
+    parser.add_argument("--no-libblur", action="store_true", help="skip the comparison with libblur (benches/libblur)")
     args = parser.parse_args()
     names = args.only or NAMES
 
@@ -588,14 +628,15 @@ def main():
         ours_med, theirs_med = median(our_ms[name]), median(their_ms[name])
         fastest = f"{our_best[name]:.2f}, {their_best[name]:.2f} ({our_best[name] / their_best[name]:.2f})"
         bound = ours_bound = halide_bound = ""
-        if name in ("blur3x3_u16", "down2_u16"):
+        if name in BYTES_PER_OUTPUT:
             w, h = (int(v) for v in size.split("x"))
-            # Read the u16 input once (four times the output for the
-            # downsample), write the u16 output once.
-            bytes_moved = (2 if name == "blur3x3_u16" else 5) * w * h * 2
-            bound_ms = bytes_moved / (bandwidth * 1e9) * 1e3
+            bound_ms = BYTES_PER_OUTPUT[name] * w * h / (bandwidth * 1e9) * 1e3
             bound = f"{bound_ms:.2f}"
-            ours_bound = f"{ours_med / bound_ms:.2f} (fastest {our_best[name] / bound_ms:.2f})"
+            # Also as the share of the copy bandwidth that ours moves.
+            ours_bound = (
+                f"{ours_med / bound_ms:.2f} (fastest {our_best[name] / bound_ms:.2f}; "
+                f"{100 * bound_ms / ours_med:.0f}% of the bandwidth)"
+            )
             halide_bound = f"{theirs_med / bound_ms:.2f} (fastest {their_best[name] / bound_ms:.2f})"
         same, label = checks[name]
         status = f"identical to {label}" if same else f"DIFFER from {label} (see below)"
@@ -662,6 +703,8 @@ def main():
             speedup = median([s / t for s, t in zip(scalar, times)])
             cells.append(f"{median(times):.2f} ({speedup:.2f}x)")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    if not args.no_libblur:
+        run_libblur(args.runs, rounds, threads)
     print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
     if not all(same for same, _ in checks.values()):
         sys.exit(2)
