@@ -80,6 +80,19 @@ pub enum Error {
         /// The coordinates the bound allows, half-open.
         bound: core::ops::Range<i64>,
     },
+    /// An output's schedule fixes the region it computes (`out.bound(x, min,
+    /// extent)`), and the output buffer does not cover that region: the
+    /// pipeline would write outside it.
+    OutputOutsideBound {
+        /// The output's func.
+        output: &'static str,
+        /// The dimension's variable.
+        dim: &'static str,
+        /// The coordinates the bound fixes, half-open.
+        bound: core::ops::Range<i64>,
+        /// The coordinates the output buffer covers, half-open.
+        given: core::ops::Range<i64>,
+    },
     /// An input's layout is not the one its pipeline's schedule declares
     /// (`rgb.dim(0).set_stride(3)`, Halide's `set_stride`), which the
     /// generated code reads it by.
@@ -170,9 +183,9 @@ impl fmt::Display for Error {
             ),
             Error::RegionTooLarge { func, region } => write!(
                 f,
-                "`{func}` would be computed over {region}, which is too large: every \
-                 coordinate must fit in an i32 and the elements must fit in memory; \
-                 ask for a smaller output or compute it in pieces"
+                "the region {region} of `{func}` is too large: every coordinate must \
+                 fit in an i32 and the elements must fit in memory; ask for a smaller \
+                 output or compute it in pieces"
             ),
             Error::ShapeMismatch {
                 what,
@@ -192,6 +205,23 @@ impl fmt::Display for Error {
                 "`{func}` is bounded to {dim} in [{}, {}) by its schedule, but this call needs \
                  [{}, {}); widen the bound, or ask for a smaller output",
                 bound.start, bound.end, needed.start, needed.end
+            ),
+            Error::OutputOutsideBound {
+                output,
+                dim,
+                bound,
+                given,
+            } => write!(
+                f,
+                "output `{output}` is computed over {dim} in [{}, {}) because its schedule says \
+                 `{output}.bound({dim}, {}, {})`, but the output buffer covers [{}, {}); pass an \
+                 output that covers exactly the bound, or change the bound",
+                bound.start,
+                bound.end,
+                bound.start,
+                bound.end - bound.start,
+                given.start,
+                given.end
             ),
             Error::StrideMismatch {
                 input,
@@ -289,7 +319,17 @@ mod tests {
                     func: "blur_x",
                     region: "[0, 4294967296)".into(),
                 },
-                "`blur_x` would be computed over [0, 4294967296), which is too large",
+                "the region [0, 4294967296) of `blur_x` is too large",
+            ),
+            (
+                Error::OutputOutsideBound {
+                    output: "out",
+                    dim: "x",
+                    bound: 0..64,
+                    given: 0..32,
+                },
+                "output `out` is computed over x in [0, 64) because its schedule says \
+                 `out.bound(x, 0, 64)`, but the output buffer covers [0, 32)",
             ),
             (
                 Error::ShapeMismatch {

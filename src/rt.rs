@@ -212,6 +212,31 @@ pub fn check_bound(
     }
 }
 
+/// Checks that an output whose schedule bounds dimension `dim` to `[lo, hi]`
+/// (inclusive) covers all of it in the buffer it is given, `[min, max]`:
+/// the loops compute the whole bound, so a buffer that misses part of it
+/// would be written outside. (A buffer larger than the bound is
+/// [`check_bound`]'s error.)
+pub fn check_output_bound(
+    output: &'static str,
+    dim: &'static str,
+    min: i64,
+    max: i64,
+    lo: i64,
+    hi: i64,
+) -> Result<(), Error> {
+    if min <= lo && hi <= max {
+        Ok(())
+    } else {
+        Err(Error::OutputOutsideBound {
+            output,
+            dim,
+            bound: lo..hi.saturating_add(1),
+            given: min..max.saturating_add(1),
+        })
+    }
+}
+
 /// Checks that every non-empty dimension of the inclusive box `[min, max]` lies
 /// within `i32`, the type of coordinates in generated loops.
 ///

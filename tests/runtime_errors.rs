@@ -158,3 +158,58 @@ fn output_shape_follows_the_inputs() {
     assert_eq!(box3::output_shape([640, 480]), [640, 480]);
     assert_eq!(two::output_shape([7, 5]), ([7, 5], [7, 5]));
 }
+
+pipeline! {
+    /// An output whose schedule fixes the region it computes.
+    fn bounded_out(input: Image<u8, 2>) -> Image<u8, 2> {
+        out(x, y) = input.clamp_edge()(x, y) / 2;
+        out
+    }
+
+    schedule bounded_out {
+        out.bound(x, 0, 64);
+    }
+}
+
+/// `out.bound(x, 0, 64)` computes exactly x in [0, 64): an output buffer
+/// that does not cover that region is an error before any work (computing
+/// the bound into it would write past it), and so is one that asks for
+/// more than the bound. (Before the check, a 32-wide output was written
+/// past its end in release builds.)
+#[test]
+fn an_output_must_cover_its_bound_exactly() {
+    let input = Buffer::<u8, 2>::from_fn([64, 3], |[x, y]| (x + y) as u8);
+    for (width, origin) in [(32, 0), (64, 8), (63, 1), (1, 63)] {
+        let mut data = vec![7u8; width * 3];
+        let mut out = ViewMut::from_slice(&mut data[..], [width, 3])
+            .unwrap()
+            .with_origin([origin, 0]);
+        let err = bounded_out(&input, &mut out).unwrap_err();
+        match &err {
+            Error::OutputOutsideBound {
+                output,
+                dim,
+                bound,
+                given,
+            } => {
+                assert_eq!((*output, *dim, bound.clone()), ("out", "x", 0..64));
+                assert_eq!(*given, origin..origin + width as i64);
+            }
+            other => panic!("{width} wide at {origin}: expected OutputOutsideBound, got {other:?}"),
+        }
+        assert!(err.to_string().contains("out.bound"), "{err}");
+        assert!(data.iter().all(|&v| v == 7), "the output was written");
+    }
+    // An empty output computes nothing, as without the bound.
+    let mut empty = Buffer::<u8, 2>::new([0, 3]);
+    bounded_out(&input, &mut empty).unwrap();
+    let mut wider = Buffer::<u8, 2>::new([65, 3]);
+    let err = bounded_out(&input, &mut wider).unwrap_err();
+    assert!(
+        matches!(err, Error::BoundTooSmall { func: "out", .. }),
+        "{err:?}"
+    );
+    let mut exact = Buffer::<u8, 2>::new([64, 3]);
+    bounded_out(&input, &mut exact).unwrap();
+    assert_eq!((exact[[0, 0]], exact[[63, 2]]), (0, 32));
+}

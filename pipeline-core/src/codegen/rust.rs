@@ -827,7 +827,7 @@ pub fn generate(input: &Input) -> TokenStream {
                 format_ident!("__in{}_shape", i),
             );
             params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
-            let label = format!("input `{}`", inp.name);
+            let label = &inp.name;
             prologue.push(quote! {
                 let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
                 ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
@@ -878,7 +878,7 @@ pub fn generate(input: &Input) -> TokenStream {
             format_ident!("__out{}_shape", k),
         );
         params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
-        let label = format!("output `{}`", p.funcs[f].name);
+        let label = &p.funcs[f].name;
         prologue.push(quote! {
             let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
             ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
@@ -947,6 +947,16 @@ pub fn generate(input: &Input) -> TokenStream {
     }
     for &(f, d, (lo, hi), bmin, bmax) in &b.bounded {
         let (name, var) = (&p.funcs[f].name, &p.funcs[f].vars[d]);
+        // An output computes its whole bound into the caller's buffer,
+        // which must hold it; this check comes first, so that a buffer
+        // smaller than the bound is named as such.
+        if let Some(k) = p.outputs.iter().position(|&o| o == f) {
+            let (omin, omax) = b.outputs[k][d];
+            let (omin, omax) = (sym(omin), sym(omax));
+            checks.push(quote!(
+                ::pipeline::rt::check_output_bound(#name, #var, #omin, #omax, #bmin, #bmax)?;
+            ));
+        }
         let (lo, hi) = (sym(lo), sym(hi));
         checks.push(quote!(::pipeline::rt::check_bound(#name, #var, #lo, #hi, #bmin, #bmax)?;));
     }
