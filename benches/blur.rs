@@ -1,4 +1,4 @@
-//! The 3x3 box blur of DESIGN.md 4.1 at 1920x1080: generated code against a
+//! The 3x3 box blur of the README at 1920x1080: generated code against a
 //! straightforward two-pass Rust loop over the same data (same arithmetic,
 //! same clamped edges). `cargo bench --bench blur`.
 

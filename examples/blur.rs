@@ -1,4 +1,4 @@
-//! Separable 3x3 box blur of a 16-bit gray image: the example of DESIGN.md section 4.1.
+//! Separable 3x3 box blur of a 16-bit gray image: the example of the README and of the guide's first page.
 //!
 //! `cargo run --release --example blur` blurs a procedural 1024x768 test image and
 //! writes `out/blur_input.png` and `out/blur_output.png` (16-bit gray PNGs).

@@ -1,7 +1,7 @@
 //! The element types a pipeline can read and write.
 //!
-//! Buffers and views hold one of the ten numeric types of the DSL (section 4.3 of
-//! the design): `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64`. `bool` is a type of
+//! Buffers and views hold one of the ten numeric types of the DSL (the guide's
+//! `pipeline::guide::language`): `u8 u16 u32 u64 i8 i16 i32 i64 f32 f64`. `bool` is a type of
 //! expressions only; it is never stored, so it is not an [`Element`].
 //!
 //! ```text

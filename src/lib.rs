@@ -11,6 +11,8 @@
 //!   views and (with the `image` feature) `image::ImageBuffer`s all work.
 //! - [`Error`]: why a pipeline refused its arguments, in words a person can act on.
 //!
+//! The [`guide`] explains the language, the generated API and scheduling, with examples.
+//!
 //! ```
 //! use pipeline::{pipeline, Buffer};
 //!
@@ -32,9 +34,11 @@
 //! ```
 //!
 //! Features: `image` (views of `image::ImageBuffer`), `ndarray` (`TryFrom`
-//! `ArrayView`/`ArrayViewMut`), `cuda` (GPU versions of pipelines).
+//! `ArrayView`/`ArrayViewMut`), `cuda` (reserved for GPU versions of pipelines;
+//! it generates nothing yet).
 
 #![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
 
 mod buffer;
 mod element;
@@ -46,6 +50,7 @@ mod trace;
 mod view;
 mod view_mut;
 
+pub mod guide;
 #[doc(hidden)]
 pub mod rt;
 

@@ -65,7 +65,7 @@ fn allocations_of(name: &str, run: impl FnOnce() -> Result<(), Error>) -> Vec<us
         .collect()
 }
 
-/// The 3x3 blur of DESIGN.md 4.1 as pipeline `$name` under a schedule.
+/// The 3x3 blur of the README as pipeline `$name` under a schedule.
 macro_rules! blur {
     ($name:ident, { $($schedule:tt)* }) => {
         pipeline! {

@@ -506,7 +506,7 @@ impl Machine<'_> {
     }
 }
 
-/// Maps a coordinate into `[min, min + n)` (DESIGN.md 4.6).
+/// Maps a coordinate into `[min, min + n)` (the guide's *Boundary conditions*, `pipeline::guide::language`).
 pub fn boundary(mode: BoundaryMode, c: i64, min: i64, n: i64) -> i64 {
     if n <= 0 {
         return min;

@@ -1,4 +1,4 @@
-//! The typing rules of DESIGN.md 4.5, checked on the elaborated IR.
+//! The typing rules (the guide's *Expressions and types*), checked on the elaborated IR.
 
 use pipeline_core::ir::Type;
 

@@ -1,4 +1,4 @@
-//! Integer and float arithmetic with the DSL's semantics (design section 4.5).
+//! Integer and float arithmetic with the DSL's semantics (the guide's *Expressions and types*).
 //!
 //! Generated code never uses Rust's `/`, `%`, `<<` or `>>` on integers, because
 //! those panic (division by zero, `MIN / -1`, oversized shifts) and round toward

@@ -1,4 +1,4 @@
-//! Coordinate maps of the boundary conditions (design section 4.6).
+//! Coordinate maps of the boundary conditions (the guide's *Boundary conditions*).
 //!
 //! Each maps any `i32` coordinate `c` to one inside `min..min + extent`, so that
 //! a func read through a boundary condition is defined everywhere. Callers pass a

@@ -15,7 +15,7 @@
 //! - `cast` of a constant folds.
 //!
 //! Only `i64` and `i32` additions are reassociated: bounds are computed as
-//! mathematical integers (DESIGN: coordinates stay far from the type limits,
+//! mathematical integers (coordinates stay far from the type limits,
 //! and the entry function checks every region fits in `i32`).
 
 use crate::ir::{BinOp, Expr, ExprKind, Type};

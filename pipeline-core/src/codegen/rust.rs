@@ -1,5 +1,5 @@
 //! Rust code generation: a lowered pipeline into the tokens of its entry
-//! function and its companion module (DESIGN.md 4.8).
+//! function and its companion module (`pipeline::guide::generated_api`).
 //!
 //! The entry converts its arguments to views, returns early when every output
 //! is empty, checks that all coordinates fit `i32`, evaluates the bounds
@@ -1033,7 +1033,7 @@ pub fn generate(input: &Input) -> TokenStream {
     let schedule = input.schedule;
     let lowered = input.lowered;
     let source = input.source;
-    let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (DESIGN.md 4.7).");
+    let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
     quote! {
         #(#attrs)*

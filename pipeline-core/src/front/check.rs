@@ -2,7 +2,7 @@
 //! [`Pipeline`].
 //!
 //! This pass resolves names, checks arities and applies the typing rules of
-//! DESIGN.md 4.5 (literal typing, promotion, no other implicit conversion). It
+//! the guide's *Expressions and types* (`pipeline::guide::language`: literal typing, promotion, no other implicit conversion). It
 //! also removes the DSL's compile-time conveniences: stencil templates are
 //! instantiated at each use, compile-time `for` loops are unrolled, inline
 //! reductions (`sum(-1..=1, |i| ..)`) are expanded, and boundary conditions
@@ -1423,7 +1423,7 @@ impl Elab<'_> {
         self.apply(op, a, c, b)
     }
 
-    /// Applies a binary operator with the typing rules of DESIGN.md 4.5.
+    /// Applies a binary operator with the typing rules (the guide's *Expressions and types*).
     fn apply(&mut self, op: BinOp, a: Val, c: Val, at: &dyn ToTokens) -> Result<Val> {
         // Literal with literal: fold, keeping the result untyped.
         match (&a, &c) {
@@ -1500,7 +1500,7 @@ impl Elab<'_> {
         Ok(Val::Typed(Expr::binary(op, x, y)))
     }
 
-    /// Brings two values to a common type (DESIGN.md 4.5).
+    /// Brings two values to a common type (the guide's *Expressions and types*).
     fn unify(&mut self, a: Val, b: Val, at: &dyn ToTokens) -> Result<(Expr, Expr, Type)> {
         let ty = match (&a, &b) {
             (Val::Typed(x), Val::Typed(y)) => match Type::unify(x.ty, y.ty) {
@@ -2128,7 +2128,7 @@ impl Elab<'_> {
         }
     }
 
-    /// The natural extent of each dimension of a func (DESIGN.md 4.7): from
+    /// The natural extent of each dimension of a func (the guide's *Sizes*): from
     /// the first read whose coordinate is `a * v + k`, `v / a` or `v + k` of
     /// that dimension's variable.
     fn natural_extents(&self, id: FuncId) -> Vec<Option<Expr>> {
@@ -2184,7 +2184,7 @@ impl Elab<'_> {
         }
     }
 
-    /// Every coordinate must be bounded for bounds inference (DESIGN.md 4.5).
+    /// Every coordinate must be bounded for bounds inference (the guide's *Calls and coordinates*).
     fn check_bounded_coordinates(&mut self) {
         let values = crate::analysis::bounds::func_value_bounds(&self.pipe);
         let value_of = |g: FuncId| values[g].clone();

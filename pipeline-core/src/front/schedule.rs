@@ -1,4 +1,4 @@
-//! Checking of `schedule NAME { ... }` blocks (DESIGN.md 4.9) and their
+//! Checking of `schedule NAME { ... }` blocks (`pipeline::guide::scheduling`) and their
 //! translation into a [`Schedule`].
 //!
 //! Each statement is a chain of directives on one func: `f.split(x, xo, xi,

@@ -1,6 +1,6 @@
 //! Expressions of the IR.
 //!
-//! Semantics, stated once (DESIGN.md 4.5): every expression has one scalar
+//! Semantics, stated once (for users: the guide's *Expressions and types*, `pipeline::guide::language`): every expression has one scalar
 //! [`Type`]; integer arithmetic wraps; integer `/` and `%` are Euclidean with
 //! `x / 0 == 0 == x % 0`; shifts take their amount modulo the bit width; float `%`
 //! is the floored remainder `a - b * floor(a / b)`; casts are Rust `as`. Loads are

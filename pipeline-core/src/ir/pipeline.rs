@@ -78,7 +78,7 @@ pub struct Func {
     pub pure: Expr,
     /// Update definitions, applied in order after the pure one.
     pub updates: Vec<Update>,
-    /// The natural extent of each dimension (DESIGN.md 4.7) as an i32
+    /// The natural extent of each dimension (the guide's *Sizes*, `pipeline::guide::language`) as an i32
     /// expression of input extents, when the definition determines one.
     pub natural_extent: Vec<Option<Expr>>,
 }

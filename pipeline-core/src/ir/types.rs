@@ -33,7 +33,7 @@ pub enum Type {
 }
 
 impl Type {
-    /// All element types an image may have, in the order of DESIGN.md 4.3.
+    /// All element types an image may have, in the order the guide lists them (`pipeline::guide::language`).
     pub const ELEMENTS: [Type; 10] = [
         Type::U8,
         Type::U16,
@@ -163,7 +163,7 @@ impl Type {
         }
     }
 
-    /// The type of mixed arithmetic, DESIGN.md 4.5: same type -> that type; int
+    /// The type of mixed arithmetic, the guide's *Expressions and types*: same type -> that type; int
     /// with float -> the float; ints of different width -> the wider; same
     /// width, mixed signedness -> the signed one. `None` when bools are involved.
     pub fn unify(a: Type, b: Type) -> Option<Type> {

@@ -1,4 +1,4 @@
-//! Schedules: how each func is computed (DESIGN.md 4.9), separate from what it
+//! Schedules: how each func is computed (`pipeline::guide::scheduling`), separate from what it
 //! computes. [`model`] holds the data; `front::schedule` builds it from a
 //! `schedule` block; the default schedule is [`Schedule::default_for`].
 
