@@ -602,7 +602,7 @@ mod tests {
         let err = unsafe { alloc::<u64, 2>("test", "huge", [0, 0], [m, m]) }.unwrap_err();
         let msg = err.to_string();
         assert!(
-            msg.contains("`huge` would be computed over [0, 2147483648) x [0, 2147483648)"),
+            msg.contains("the region [0, 2147483648) x [0, 2147483648) of `huge` is too large"),
             "{msg}"
         );
     }
