@@ -390,3 +390,66 @@ fn stride_two_loads_end_at_the_last_column() {
         }
     }
 }
+
+pipeline! {
+    /// The 5x5 binomial Gaussian rounded after each pass (libblur's
+    /// arithmetic): both passes are sums of weighted bytes narrowed back to
+    /// u8, computed in the x86 registers' block order (`U8Blocks`), the
+    /// first into a sliding window.
+    fn gauss_rounded(input: Image<u8, 2>) -> Image<u8, 2> {
+        let c = input.clamp_edge();
+        gx(x, y) = ((c(x - 2, y) as u16 + 4 * (c(x - 1, y) as u16) + 6 * (c(x, y) as u16)
+            + 4 * (c(x + 1, y) as u16) + c(x + 2, y) as u16 + 8) >> 4) as u8;
+        out(x, y) = ((gx(x, y - 2) as u16 + 4 * (gx(x, y - 1) as u16) + 6 * (gx(x, y) as u16)
+            + 4 * (gx(x, y + 1) as u16) + gx(x, y + 2) as u16 + 8) >> 4) as u8;
+        out
+    }
+
+    schedule gauss_rounded {
+        out.split(y, yo, yi, 8).parallel(yo).vectorize(x, 32);
+        gx.store_at(out, yo).compute_at(out, yi).vectorize(x, 32);
+    }
+
+    /// Weights that pair and one that cannot (150 > 127), in vectors of 64
+    /// bytes: one AVX-512 register, two of AVX2, four of SSE4.1.
+    fn weighted_bytes(input: Image<u8, 2>) -> Image<u8, 2> {
+        let c = input.mirror();
+        out(x, y) = ((c(x - 1, y) as u16 * 77 + c(x, y) as u16 * 150 + c(x + 1, y + 1) as u16 * 29
+            + 128) >> 8) as u8;
+        out
+    }
+
+    schedule weighted_bytes {
+        out.vectorize(x, 64);
+    }
+
+    /// Minima, maxima, products of non-constant values, shifts and a
+    /// division in block order, in vectors of 16 bytes (below one AVX2
+    /// register: the level below computes them).
+    fn byte_ops(input: Image<u8, 2>) -> Image<u8, 2> {
+        let c = input.clamp_edge();
+        out(x, y) = (((max(c(x, y) as u16 * 3 + c(x + 1, y) as u16, c(x, y + 1) as u16 * 4)
+            + min(c(x - 1, y) as u16, c(x, y - 1) as u16) * 2) >> 1) / 4) as u8;
+        out
+    }
+
+    schedule byte_ops {
+        out.vectorize(x, 16).parallel(y);
+    }
+}
+differential!(
+    a_gaussian_rounded_per_pass_in_block_order,
+    gauss_rounded,
+    u8,
+    u8,
+    |s| s as u8
+);
+differential!(
+    weighted_bytes_pair_where_their_weights_allow,
+    weighted_bytes,
+    u8,
+    u8,
+    |s| s as u8
+);
+differential!(lane_wise_operations_in_block_order, byte_ops, u8, u8, |s| s
+    as u8);

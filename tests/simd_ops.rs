@@ -30,7 +30,7 @@
 
 use pipeline::rt::simd::{
     Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd,
-    NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select,
+    NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select, U8Blocks,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Sse41};
@@ -1096,4 +1096,73 @@ fn narrowings_of_fitting_values_are_casts() {
         at_lengths!(narrow_fitting::<_, u32, u8>(level, &mut m));
     });
     m.assert_none();
+}
+
+/// Bytes for the [`U8Blocks`] checks: every value, then noise, `n` of them
+/// from `seed`.
+fn bytes(n: usize, seed: u32) -> Vec<u8> {
+    (0..n)
+        .map(|i| {
+            if i < 256 {
+                (i as u32).wrapping_add(seed) as u8
+            } else {
+                let mut h = (i as u32).wrapping_mul(0x9E37_79B1) ^ seed;
+                h ^= h >> 15;
+                h.wrapping_mul(0x2C1B_3C6D) as u8
+            }
+        })
+        .collect()
+}
+
+/// [`U8Blocks`] of level `L` at length `N`: whatever order the level
+/// computes in, a lane-wise computation between `widen_blocks` or
+/// `mul_add_pairs` and `narrow_blocks` must give the lanes of the scalar
+/// formula, in order. Weights cover the edges of `pmaddubsw` (127 alone,
+/// sums of 128, zero) and the Gaussian's and the grey conversion's.
+fn u8_blocks<L: U8Blocks + Arith<u16> + Bits<u16>, const N: usize>(level: L) {
+    let level_name = name::<L>();
+    let (a, b, c) = (bytes(1024, 0), bytes(1024, 77), bytes(1024, 201));
+    for start in (0..a.len() - N).step_by(N.max(17)) {
+        let v = |s: &[u8]| -> [u8; N] { s[start..start + N].try_into().unwrap() };
+        let (x, y, z) = (v(&a), v(&b), v(&c));
+        let back = level.narrow_blocks(level.widen_blocks(x));
+        assert_eq!(
+            back, x,
+            "{level_name} N={N}: narrow_blocks(widen_blocks(a))"
+        );
+        for (wa, wb, k) in [
+            (1, 1, 254),
+            (4, 4, 248),
+            (77, 29, 150),
+            (127, 1, 128),
+            (64, 64, 128),
+            (0, 127, 129),
+            (1, 0, 255),
+            (0, 0, 256),
+        ] {
+            // (a wa + b wb + c k + 128) >> 8 fits in u8: wa + wb + k = 256.
+            let pairs = level.mul_add_pairs(x, y, wa, wb);
+            let weighted = level.mul(level.widen_blocks(z), [k; N]);
+            let sum = level.add(level.add(pairs, weighted), [128; N]);
+            let got = level.narrow_blocks(level.shr(sum, 8));
+            let want: [u8; N] = core::array::from_fn(|i| {
+                ((x[i] as u32 * wa as u32 + y[i] as u32 * wb as u32 + z[i] as u32 * k as u32 + 128)
+                    >> 8) as u8
+            });
+            assert_eq!(
+                got, want,
+                "{level_name} N={N}: weights ({wa}, {wb}) and {k}, lanes {start}.."
+            );
+        }
+    }
+}
+
+#[test]
+fn u8_blocks_give_the_lanes_in_order() {
+    each_level!(|level| {
+        at_lengths!(u8_blocks::<_>(level));
+        u8_blocks::<_, 16>(level);
+        u8_blocks::<_, 32>(level);
+        u8_blocks::<_, 96>(level);
+    });
 }

@@ -216,3 +216,57 @@ fn the_channels_of_interleaved_pixels_are_read_once() {
         "{out}"
     );
 }
+
+/// A sum of weighted bytes narrowed back to `u8` is computed in block
+/// order: weighted taps in pairs through `mul_add_pairs` (`pmaddubsw`),
+/// the odd one widened within blocks, the result packed back; not when a
+/// `u16` value enters the sum, or when nothing pairs.
+#[test]
+fn byte_sums_narrowed_back_are_computed_in_blocks() {
+    let source = |name: &str, value: &str| {
+        format!(
+            "fn {name}(input: Image<u8, 2>) -> Image<u8, 2> {{
+                let c = input.clamp_edge();
+                out(x, y) = {value};
+                out
+            }}
+            schedule {name} {{ out.vectorize(x, 32); }}"
+        )
+    };
+    let expand = |s: String| pipeline_core::expand(s.parse().unwrap()).to_string();
+    let gauss = expand(source(
+        "gauss_row",
+        "((c(x - 2, y) as u16 + 4 * (c(x - 1, y) as u16) + 6 * (c(x, y) as u16) \
+          + 4 * (c(x + 1, y) as u16) + c(x + 2, y) as u16 + 8) >> 4) as u8",
+    ));
+    assert_eq!(
+        gauss.matches("U8Blocks :: mul_add_pairs").count() % 2,
+        0,
+        "{gauss}"
+    );
+    assert!(
+        gauss.contains("U8Blocks :: mul_add_pairs (__isa"),
+        "{gauss}"
+    );
+    assert!(gauss.contains("U8Blocks :: widen_blocks"), "{gauss}");
+    assert!(gauss.contains("U8Blocks :: narrow_blocks"), "{gauss}");
+    assert!(
+        gauss.contains("1u8 , 4u8"),
+        "the first two taps pair: {gauss}"
+    );
+    // A weight of 150 cannot go through pmaddubsw; 77 and 29 pair.
+    let grey = expand(source(
+        "grey_like",
+        "((c(x, y) as u16 * 77 + c(x + 1, y) as u16 * 150 + c(x + 2, y) as u16 * 29) >> 8) as u8",
+    ));
+    assert!(grey.contains("77u8 , 29u8"), "{grey}");
+    // A u16 value in the sum: the blocks' order would reach it.
+    let mixed = expand(source(
+        "mixed",
+        "((c(x, y) as u16 + c(x + 1, y) as u16 + x as u16) >> 2) as u8",
+    ));
+    assert!(!mixed.contains("U8Blocks"), "{mixed}");
+    // One byte, nothing to pair: the plain widening.
+    let single = expand(source("single", "((c(x, y) as u16 * 3) >> 2) as u8"));
+    assert!(!single.contains("U8Blocks"), "{single}");
+}

@@ -41,8 +41,8 @@ use crate::rt::SaturatingCast;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Scalar;
 
-/// The scalar semantics of one element type's arithmetic (design section
-/// 4.5): integers wrap, division is Euclidean and by zero gives zero, float
+/// The scalar semantics of one element type's arithmetic (the guide's
+/// *Expressions and types*): integers wrap, division is Euclidean and by zero gives zero, float
 /// `min`/`max` ignore a NaN operand and give the first on ties
 /// ([`crate::rt::FloatOps::min_f`]).
 pub trait Num: Copy + Default + PartialOrd + 'static {
@@ -569,6 +569,60 @@ pub trait NarrowFitting<A: CastTo<B>, B: Copy + Default>: Copy {
 impl NarrowFitting<u16, u8> for Scalar {}
 impl NarrowFitting<u32, u16> for Scalar {}
 impl NarrowFitting<u32, u8> for Scalar {}
+
+/// Arithmetic on `u8` lanes widened to `u16` and narrowed back, in a lane
+/// order the level chooses: `((a as u16 * 4 + b as u16 + 8) >> 4) as u8`
+/// and the like, where every operation between the widening and the
+/// narrowing treats all lanes alike.
+///
+/// Widening a register of bytes in order takes a permute across its
+/// 128-bit blocks at AVX2 and AVX-512 (`vpmovzxbw` reads half a register),
+/// and so does the saturating pack back to bytes (`vpackuswb` packs within
+/// blocks, then `vpermq` restores the order). The x86 levels instead widen
+/// within the blocks (`punpcklbw`/`punpckhbw`), which leaves the lanes of a
+/// register permuted, compute on them in that order, and pack within the
+/// blocks, which puts them back: no permute at all. They also multiply and
+/// add two widened vectors by constant weights in one instruction
+/// (`pmaddubsw`), in the same order. The order is the same for the three
+/// operations at one level and length `N` (whole registers of bytes in
+/// block order, the lanes past the last whole register, and vectors
+/// shorter than a register, in order), so any lane-wise computation
+/// between [`widen_blocks`](U8Blocks::widen_blocks) and
+/// [`narrow_blocks`](U8Blocks::narrow_blocks) gives the lanes in order.
+/// Nothing else may read or produce the `u16` vectors in between: a load,
+/// a ramp or a store there would see the permuted lanes (generated code
+/// uses these only on expression trees checked to be lane-wise, with
+/// uniform values and widened bytes as leaves; `codegen/vector.rs`).
+/// The scalar level keeps the order.
+pub trait U8Blocks: Copy {
+    /// `a as u16`, in the level's order.
+    #[inline(always)]
+    fn widen_blocks<const N: usize>(self, a: [u8; N]) -> [u16; N] {
+        map(a, |v| v as u16)
+    }
+
+    /// `a as u16 * wa + b as u16 * wb`, in the level's order, for weights
+    /// of at most 127 that sum to at most 128 (so that no sum passes
+    /// `i16::MAX`, where `pmaddubsw` saturates). Other weights give an
+    /// unspecified result.
+    #[inline(always)]
+    fn mul_add_pairs<const N: usize>(self, a: [u8; N], b: [u8; N], wa: u8, wb: u8) -> [u16; N] {
+        core::array::from_fn(|i| {
+            (a[i] as u16)
+                .wrapping_mul(wa as u16)
+                .wrapping_add((b[i] as u16).wrapping_mul(wb as u16))
+        })
+    }
+
+    /// `a as u8` of lanes in the level's order, back in order, for lanes
+    /// that all fit in `u8` (a larger lane gives an unspecified result).
+    #[inline(always)]
+    fn narrow_blocks<const N: usize>(self, a: [u16; N]) -> [u8; N] {
+        map(a, |v| v as u8)
+    }
+}
+
+impl U8Blocks for Scalar {}
 
 /// Implements, for `$level`, every trait above for every type with the
 /// default methods.

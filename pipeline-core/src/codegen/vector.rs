@@ -39,10 +39,16 @@
 //! As scalar code, those edges took a third of the blur's time at 1024
 //! pixels a row (profiled on one thread).
 //!
+//! A narrowing to `u8` of `u16` arithmetic on widened bytes, such as a
+//! binomial filter's pass rounded back to bytes, runs in the x86
+//! registers' block order, with weighted taps in pairs (`blocks.rs`).
+//!
 //! The loop stays scalar when its body is anything else: a loop inside, a
 //! condition that varies by lane and is not such a guard, or an update that
 //! may read what another lane writes. Other boundary conditions (`mirror`,
 //! `wrap`, `constant`) on a varying coordinate load lane by lane.
+
+mod blocks;
 
 use super::rust::{
     coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen,
@@ -268,6 +274,17 @@ impl Lanes<'_, '_> {
         let id = self.next_temp.get();
         self.next_temp.set(id + 1);
         (id, format_ident!("__t{}", id))
+    }
+
+    /// Binds `value`, an array `[ty; W]`, to a fresh name among the code
+    /// before the lanes; the name.
+    fn bind_array(&self, ty: TokenStream, value: TokenStream) -> R<TokenStream> {
+        let w = self.lanes_lit();
+        let (_, name) = self.temp();
+        self.loads
+            .borrow_mut()
+            .push(quote!(let #name: [#ty; #w] = #value;));
+        Ok(quote!(#name))
     }
 
     fn lanes_lit(&self) -> Literal {
@@ -872,6 +889,13 @@ impl Lanes<'_, '_> {
                     ExprKind::SaturatingCast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
                         bind(quote!(#simd::SatConvert::<#from, #ty>::saturating_cast(__isa, #x)))
+                    }
+                    ExprKind::Cast(a)
+                        if e.ty == Type::U8
+                            && self.narrows_fitting(a, e.ty)
+                            && self.narrows_in_blocks(a) =>
+                    {
+                        self.narrow_in_blocks(a)
                     }
                     ExprKind::Cast(a) if self.narrows_fitting(a, e.ty) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);

@@ -18,6 +18,8 @@ use super::{
     Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, NarrowFitting, Num,
     Reverse, Round, RoundingAverage, SatConvert, Scalar, Select,
 };
+
+mod blocks;
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;
