@@ -657,6 +657,15 @@ impl Gen<'_> {
     /// Adds to `found` the loads in `e`, evaluated whenever `e` is, that
     /// [`Gen::hoist_loads`] can move out of the loop.
     fn take_invariant_loads<'e>(&self, e: &'e Expr, written: &[FuncId], found: &mut Vec<&'e Expr>) {
+        crate::deep(|| self.take_invariant_loads_here(e, written, found))
+    }
+
+    fn take_invariant_loads_here<'e>(
+        &self,
+        e: &'e Expr,
+        written: &[FuncId],
+        found: &mut Vec<&'e Expr>,
+    ) {
         match &e.kind {
             ExprKind::Load { source, args, .. } => {
                 let readable = match source {

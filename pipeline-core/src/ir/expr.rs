@@ -235,12 +235,23 @@ impl MathFn {
 }
 
 /// A typed expression.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Expr {
     /// What the expression computes.
     pub kind: ExprKind,
     /// Its type.
     pub ty: Type,
+}
+
+impl Clone for Expr {
+    /// A deep copy, on a new stack segment where the tree is deep (the
+    /// derived clone recursed once per level on the caller's stack).
+    fn clone(&self) -> Expr {
+        crate::deep(|| Expr {
+            kind: self.kind.clone(),
+            ty: self.ty,
+        })
+    }
 }
 
 /// The expression nodes.
@@ -461,10 +472,10 @@ impl Expr {
     /// Rebuilds the expression bottom-up: `f` sees each node after its children
     /// have been rewritten and returns its replacement.
     pub fn rewrite(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
-        crate::deep(|| self.rewrite_here(f))
+        rewrite_dyn(self, f)
     }
 
-    fn rewrite_here(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
+    fn rewrite_here(&self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
         let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| -> Box<Expr> {
             Box::new(rewrite_dyn(e, f))
         };
@@ -519,6 +530,10 @@ impl Expr {
     }
 }
 
+/// [`Expr::rewrite`] with one `f` for the whole tree: wrapping `f` in a
+/// new closure per level made each call of it go through as many closures
+/// as the node was deep (a stack overflow on a sum of 20,000 terms, and
+/// quadratic time).
 fn rewrite_dyn(e: &Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
-    e.rewrite(&mut |x| f(x))
+    crate::deep(|| e.rewrite_here(f))
 }
