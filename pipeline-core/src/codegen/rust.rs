@@ -230,6 +230,60 @@ impl Gen<'_> {
         crate::deep(|| self.expr_here(e, f, k))
     }
 
+    /// A chain of binary operations down the left operands of `e`, emitted
+    /// flat in one pass: float `+ -` or `* /` of one precedence as `a + b -
+    /// c` (not `((a + b) - c)`: Rust's operators associate to the left, so
+    /// the order of evaluation and every rounding are the same), and
+    /// wrapping integer `+ - *` as `(a).wrapping_add(b).wrapping_mul(c)`
+    /// (method calls apply in order). A sum of thousands of terms then
+    /// nests no parentheses, which made rustc overflow its stack parsing
+    /// the expansion; and the tokens are put together once, not copied
+    /// again at every level (a flat stream is not one token tree, as a
+    /// parenthesized group is).
+    fn chain(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+        let float = e.ty.is_float();
+        let class = |op: BinOp| match op {
+            BinOp::Add | BinOp::Sub if float => Some(0),
+            BinOp::Mul | BinOp::Div if float => Some(1),
+            BinOp::Add | BinOp::Sub | BinOp::Mul if !float => Some(0),
+            _ => None,
+        };
+        let ExprKind::Binary(first, _, _) = &e.kind else {
+            unreachable!("a chain starts at a binary node")
+        };
+        let c = class(*first);
+        // The operators and right operands, from the top down, and the
+        // leftmost operand.
+        let mut links = Vec::new();
+        let mut left = e;
+        while let ExprKind::Binary(op, a, b) = &left.kind {
+            if c.is_none() || class(*op) != c || left.ty.is_float() != float {
+                break;
+            }
+            links.push((*op, &**b));
+            left = a;
+        }
+        let x = self.expr(left, f, k);
+        links.reverse();
+        let ys: Vec<TokenStream> = links.iter().map(|(_, b)| self.expr(b, f, k)).collect();
+        if float {
+            let ops = links.iter().map(|(op, _)| match op {
+                BinOp::Add => quote!(+),
+                BinOp::Sub => quote!(-),
+                BinOp::Mul => quote!(*),
+                _ => quote!(/),
+            });
+            quote!((#x #(#ops #ys)*))
+        } else {
+            let methods = links.iter().map(|(op, _)| match op {
+                BinOp::Add => quote!(wrapping_add),
+                BinOp::Sub => quote!(wrapping_sub),
+                _ => quote!(wrapping_mul),
+            });
+            quote!((#x) #(.#methods(#ys))*)
+        }
+    }
+
     fn expr_here(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
         let sub = |x: &Expr| self.expr(x, f, k);
         let ty = rust_type(e.ty);
@@ -279,15 +333,20 @@ impl Gen<'_> {
                     (UnOp::Abs, _) => a,
                 }
             }
+            // Chains of + - * (and float /) are emitted flat, in one pass.
+            ExprKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, _)
+                if a.ty.is_int() || a.ty.is_float() =>
+            {
+                self.chain(e, f, k)
+            }
+            ExprKind::Binary(BinOp::Div, a, _) if a.ty.is_float() => self.chain(e, f, k),
             ExprKind::Binary(op, a, b) => {
                 let operand_ty = a.ty;
                 let (x, y) = (sub(a), sub(b));
                 if operand_ty.is_int() {
                     let oty = rust_type(operand_ty);
                     match op {
-                        BinOp::Add => quote!((#x).wrapping_add(#y)),
-                        BinOp::Sub => quote!((#x).wrapping_sub(#y)),
-                        BinOp::Mul => quote!((#x).wrapping_mul(#y)),
+                        BinOp::Add | BinOp::Sub | BinOp::Mul => unreachable!("chains, above"),
                         BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
                         BinOp::Rem => quote!(<#oty as ::pipeline::rt::IntOps>::rem_e(#x, #y)),
                         BinOp::Min => quote!(::core::cmp::min::<#oty>(#x, #y)),
@@ -311,10 +370,9 @@ impl Gen<'_> {
                 } else if operand_ty.is_float() {
                     let oty = rust_type(operand_ty);
                     match op {
-                        BinOp::Add => quote!((#x + #y)),
-                        BinOp::Sub => quote!((#x - #y)),
-                        BinOp::Mul => quote!((#x * #y)),
-                        BinOp::Div => quote!((#x / #y)),
+                        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
+                            unreachable!("chains, above")
+                        }
                         BinOp::Rem => quote!(<#oty as ::pipeline::rt::FloatOps>::rem_f(#x, #y)),
                         BinOp::Min => quote!(<#oty as ::pipeline::rt::FloatOps>::min_f(#x, #y)),
                         BinOp::Max => quote!(<#oty as ::pipeline::rt::FloatOps>::max_f(#x, #y)),
