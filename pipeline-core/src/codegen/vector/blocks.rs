@@ -81,17 +81,20 @@ impl Lanes<'_, '_> {
         }
     }
 
-    /// Whether some sum in `e` has two weighted bytes that pair.
+    /// Whether some sum in `e` has two weighted bytes that pair. Each sum
+    /// is flattened once, at its outermost addition, and the search goes
+    /// on in its terms (visiting every addition of a chain would flatten
+    /// the chain again at each one: quadratic in its length).
     fn has_pair(&self, e: &Expr) -> bool {
-        let mut found = false;
-        e.visit(&mut |n| {
-            if !found && matches!(n.kind, ExprKind::Binary(BinOp::Add, ..)) {
-                let terms = add_terms(n);
+        crate::deep(|| {
+            if matches!(e.kind, ExprKind::Binary(BinOp::Add, ..)) && e.ty == Type::U16 {
+                let terms = add_terms(e);
                 let (pairs, _, _) = pair_up(terms.iter().map(|t| (*t, weighted(t))).collect());
-                found = !pairs.is_empty();
+                !pairs.is_empty() || terms.iter().any(|t| self.has_pair(t))
+            } else {
+                super::children(e).into_iter().any(|c| self.has_pair(c))
             }
-        });
-        found
+        })
     }
 
     /// `e`'s lanes in block order, as an array `[u16; W]` (for `e` that
