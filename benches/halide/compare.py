@@ -3,7 +3,7 @@
 
 Run from anywhere in the repository:
 
-    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur]
+    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur] [--no-auto]
 
 NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32 (default:
 all).
@@ -49,7 +49,15 @@ What it does, in one run:
    (PIPELINE_ISA=scalar, sse4.1, avx2, avx512), the levels in turn in each of
    R rounds, and prints the median time per level and the median per-round
    speed-up over scalar.
-7. Runs benches/libblur (skip with --no-libblur): our blurs beside libblur's,
+7. Without schedules (skip with --no-auto): builds our bench again with
+   PIPELINE_SCHEDULE=auto, which replaces every schedule block by the
+   auto-scheduler's choice, and schedules the same Halide algorithms with
+   Halide's Mullapudi2016, Adams2019 and Li2018 auto-schedulers (the real
+   sizes as estimates, parallelism = threads); our output must equal our
+   hand-scheduled one bit for bit, Halide's are compared with it; all are
+   timed in the same rounds, and a second table gives ours auto against our
+   hand schedule and against the best of Halide's three.
+8. Runs benches/libblur (skip with --no-libblur): our blurs beside libblur's,
    the crate a Rust user would pick instead, on a 3840x2160 image, alternating
    in rounds inside that bench, with outputs compared where both compute the
    same arithmetic; prints its table.
@@ -73,6 +81,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / "target" / "halide-venv"
 DUMP = ROOT / "target" / "halide-compare"
+DUMP_AUTO = ROOT / "target" / "halide-compare-auto"
+# Halide 21's auto-schedulers (plugins shipped in the wheel), by the name
+# AutoschedulerParams takes and the library that holds each.
+AUTOSCHEDULERS = {
+    "Mullapudi2016": "libautoschedule_mullapudi2016.so",
+    "Adams2019": "libautoschedule_adams2019.so",
+    "Li2018": "libautoschedule_li2018.so",
+}
 REQUIREMENTS = ["halide>=21,<22", "numpy"]
 # Suffix of the bench's results for the blur with its data in cache.
 CACHED = " in cache"
@@ -192,7 +208,7 @@ def make_input(np, name, shape):
 # literal to f64 and then to f32).
 
 
-def halide_blur3x3(hl, libm_exp=False):
+def halide_blur3x3(hl, libm_exp=False, manual=True):
     x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
     inp = hl.ImageParam(hl.UInt(16), 2, "input")
     clamped = hl.BoundaryConditions.repeat_edge(inp)
@@ -201,12 +217,13 @@ def halide_blur3x3(hl, libm_exp=False):
     blur_x[x, y] = (u32(clamped[x - 1, y]) + u32(clamped[x, y]) + u32(clamped[x + 1, y])) / 3
     out[x, y] = hl.cast(hl.UInt(16), (blur_x[x, y - 1] + blur_x[x, y] + blur_x[x, y + 1]) / 3)
 
-    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
-    blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
+    if manual:
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
+        blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
     return out, [inp], []
 
 
-def halide_down2(hl, libm_exp=False):
+def halide_down2(hl, libm_exp=False, manual=True):
     x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
     inp = hl.ImageParam(hl.UInt(16), 2, "input")
     u32 = lambda e: hl.cast(hl.UInt(32), e)
@@ -214,11 +231,12 @@ def halide_down2(hl, libm_exp=False):
     total = u32(inp[2 * x, 2 * y]) + u32(inp[2 * x + 1, 2 * y]) + u32(inp[2 * x, 2 * y + 1])
     out[x, y] = hl.cast(hl.UInt(16), (total + u32(inp[2 * x + 1, 2 * y + 1]) + 2) >> 2)
 
-    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16)
+    if manual:
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16)
     return out, [inp], []
 
 
-def halide_grey_rgb(hl, libm_exp=False):
+def halide_grey_rgb(hl, libm_exp=False, manual=True):
     x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
     inp = hl.ImageParam(hl.UInt(8), 3, "input")
     inp.dim(0).set_stride(3)
@@ -228,11 +246,12 @@ def halide_grey_rgb(hl, libm_exp=False):
     weighted = u16(inp[x, y, 0]) * 77 + u16(inp[x, y, 1]) * 150 + u16(inp[x, y, 2]) * 29
     out[x, y] = hl.cast(hl.UInt(8), weighted >> 8)
 
-    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 32)
+    if manual:
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 32)
     return out, [inp], []
 
 
-def halide_gauss5x5(hl, libm_exp=False):
+def halide_gauss5x5(hl, libm_exp=False, manual=True):
     x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
     inp = hl.ImageParam(hl.UInt(8), 2, "input")
     clamped = hl.BoundaryConditions.repeat_edge(inp)
@@ -258,12 +277,13 @@ def halide_gauss5x5(hl, libm_exp=False):
         >> 8,
     )
 
-    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32)
-    gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32)
+    if manual:
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 32)
+        gauss_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 32)
     return out, [inp], []
 
 
-def halide_harris(hl, libm_exp=False):
+def halide_harris(hl, libm_exp=False, manual=True):
     x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
     f = hl.f32
     inp = hl.ImageParam(hl.Float(32), 3, "input")
@@ -302,16 +322,17 @@ def halide_harris(hl, libm_exp=False):
     trace = sxx[x, y] + syy[x, y]
     out[x, y] = det - f(0.04) * trace * trace
 
-    out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
-    gray.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
-    ix.compute_root().parallel(y).vectorize(x, 8)
-    iy.compute_root().parallel(y).vectorize(x, 8)
-    ixx.compute_inline()
-    iyy.compute_inline()
-    ixy.compute_inline()
-    sxx.compute_at(out, yi).vectorize(x, 8)
-    syy.compute_at(out, yi).vectorize(x, 8)
-    sxy.compute_at(out, yi).vectorize(x, 8)
+    if manual:
+        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
+        gray.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
+        ix.compute_root().parallel(y).vectorize(x, 8)
+        iy.compute_root().parallel(y).vectorize(x, 8)
+        ixx.compute_inline()
+        iyy.compute_inline()
+        ixy.compute_inline()
+        sxx.compute_at(out, yi).vectorize(x, 8)
+        syy.compute_at(out, yi).vectorize(x, 8)
+        sxy.compute_at(out, yi).vectorize(x, 8)
     return out, [inp], []
 
 
@@ -332,7 +353,7 @@ def libm_exp_taps(np):
     return np.array([expf(float(-f32(i * i) / denominator)) for i in range(-3, 4)], dtype=f32)
 
 
-def halide_unsharp(hl, libm_exp=False):
+def halide_unsharp(hl, libm_exp=False, manual=True):
     """With `libm_exp` (a numpy array from libm_exp_taps), gauss reads those seven
     values instead of calling Halide's exp: used only to check the outputs."""
     x, y, c, i = hl.Var("x"), hl.Var("y"), hl.Var("c"), hl.Var("i")
@@ -362,10 +383,11 @@ def halide_unsharp(hl, libm_exp=False):
     blur_y[x, y, c] = fold([weight[k] * blur_x[x, y + k, c] for k in range(-3, 4)])
     out[x, y, c] = hl.clamp(inp[x, y, c] + amount * (inp[x, y, c] - blur_y[x, y, c]), f(0.0), f(1.0))
 
-    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
-    blur_y.compute_at(out, yi).vectorize(x, 8)
-    blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
-    weight.compute_root()
+    if manual:
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+        blur_y.compute_at(out, yi).vectorize(x, 8)
+        blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+        weight.compute_root()
     return out, [inp], [sigma, amount]
 
 
@@ -402,20 +424,28 @@ def time_ms(fn, runs):
     return median(ms), min(ms)
 
 
-def run_ours(names, runs, threads, dump=True, isa=None):
+def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
     """Runs the Rust bench; returns ({name: (size, median, min)}, machine), where
     machine holds the bandwidth in GB/s of the faster parallel copy
     ("bandwidth") and of each way of copying ("copy memcpy", "copy
     streaming"), and the instruction-set levels the processor has ("levels").
 
-    With `dump`, the bench writes its outputs to DUMP. With `isa`, the kernels
-    run at that instruction-set level (PIPELINE_ISA), else at the best."""
+    With `dump`, the bench writes its outputs to DUMP (DUMP_AUTO with
+    `auto`). With `isa`, the kernels run at that instruction-set level
+    (PIPELINE_ISA), else at the best. With `auto`, the bench is built with
+    PIPELINE_SCHEDULE=auto (in a target directory of its own, so that the two
+    builds do not replace each other): every pipeline under the
+    auto-scheduler's choice instead of its schedule block."""
     env = dict(os.environ)
     env.update(HALIDE_COMPARE_RUNS=str(runs), RAYON_NUM_THREADS=str(threads))
     env.pop("HALIDE_COMPARE_DUMP", None)
     env.pop("PIPELINE_ISA", None)
+    env.pop("PIPELINE_SCHEDULE", None)
+    if auto:
+        env["PIPELINE_SCHEDULE"] = "auto"
+        env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "auto-schedule")
     if dump:
-        env["HALIDE_COMPARE_DUMP"] = str(DUMP)
+        env["HALIDE_COMPARE_DUMP"] = str(DUMP_AUTO if auto else DUMP)
     if isa is not None:
         env["PIPELINE_ISA"] = isa
     cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
@@ -467,6 +497,23 @@ def compare(np, ours, theirs, dtype):
     return text, False
 
 
+def halide_autoscheduled(hl, build, in_shape, out_shape, scheduler, threads, target):
+    """The algorithm without its schedule, scheduled by one of Halide's
+    auto-schedulers given the real sizes as estimates and `threads` as the
+    parallelism; returns the compiled pipeline and the compile time in s."""
+    out_func, inputs, params = build(hl, False, manual=False)
+    for inp in inputs:
+        inp.set_estimates([(0, e) for e in reversed(in_shape)])
+    out_func.set_estimates([(0, e) for e in reversed(out_shape)])
+    for param in params:
+        param.set_estimate(SIGMA if param.name() == "sigma" else AMOUNT)
+    pipe = hl.Pipeline(out_func)
+    t0 = time.perf_counter()
+    pipe.apply_autoscheduler(target, hl.AutoschedulerParams(scheduler, {"parallelism": str(threads)}))
+    pipe.compile_jit(target)
+    return pipe, inputs, time.perf_counter() - t0
+
+
 def run_libblur(runs, rounds, threads):
     """Runs benches/libblur (our blurs beside libblur's, alternating in rounds
     inside that bench, outputs cross-checked there) and prints its table."""
@@ -495,6 +542,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="rounds that alternate our runs and Halide's (default 5)")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"run only this pipeline (repeatable): {', '.join(NAMES)}")
     parser.add_argument("--no-libblur", action="store_true", help="skip the comparison with libblur (benches/libblur)")
+    parser.add_argument("--no-auto", action="store_true", help="skip the comparison without schedules (ours under PIPELINE_SCHEDULE=auto, Halide's auto-schedulers)")
     args = parser.parse_args()
     names = args.only or NAMES
 
@@ -571,8 +619,54 @@ def main():
         timed[name] = (lambda pipe=pipe, out_buf=out_buf, keep=(data, in_buf, result): pipe.realize(out_buf, target))
         theirs[name] = notes
 
+    # 2b. Without schedules: ours under the auto-scheduler, Halide's three.
+    auto_on = not args.no_auto
+    ours_auto, auto_timed, auto_notes, auto_same = {}, {}, {name: [] for name in names}, {}
+    if auto_on:
+        if DUMP_AUTO.exists():
+            for old in DUMP_AUTO.glob("*.bin"):
+                old.unlink()
+        ours_auto = run_ours(names, args.runs, threads, auto=True)[0]
+        lib = Path(hl.__file__).resolve().parent
+        for so in AUTOSCHEDULERS.values():
+            found = [d / so for d in (lib / "lib64", lib / "lib") if (d / so).exists()]
+            if not found:
+                fail(f"{so} is not in the halide wheel ({lib})")
+            hl.load_plugin(str(found[0]))
+        for name in names:
+            build, in_shape, out_shape, dtype = CASES[name]
+            dtype = np.dtype(dtype)
+            data = make_input(np, name, in_shape)
+            in_buf = hl.Buffer(data)
+            hand = np.fromfile(DUMP / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
+            auto = np.fromfile(DUMP_AUTO / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
+            # A schedule never changes results: bit for bit, floats included.
+            auto_same[name] = hand.tobytes() == auto.tobytes()
+            auto_notes[name].append(
+                "ours without a schedule: " + ("identical to ours with it" if auto_same[name] else "DIFFERS from ours with it")
+            )
+            for scheduler in AUTOSCHEDULERS:
+                result = np.zeros(out_shape, dtype=dtype)
+                out_buf = hl.Buffer(result)
+                try:
+                    pipe, inputs, seconds = halide_autoscheduled(hl, build, in_shape, out_shape, scheduler, threads, target)
+                except Exception as e:  # an auto-scheduler that gives up on an algorithm
+                    auto_notes[name].append(f"{scheduler}: failed ({str(e).strip().splitlines()[0]})")
+                    continue
+                inputs[0].set(in_buf)
+                pipe.realize(out_buf, target)
+                text, _ = compare(np, hand, result, dtype)
+                auto_notes[name].append(f"{scheduler}: JIT compile {seconds:.2f} s, {text}")
+                auto_timed[(name, scheduler)] = (
+                    lambda pipe=pipe, out_buf=out_buf, keep=(data, in_buf, result, inputs): pipe.realize(out_buf, target)
+                )
+
     # 3. Rounds: ours, then Halide, R times (the first round of ours ran above).
     rounds = max(args.rounds, 1)
+    ours_auto_ms = {name: [ours_auto[name][1]] for name in names if name in ours_auto}
+    ours_auto_best = {name: ours_auto[name][2] for name in names if name in ours_auto}
+    halide_auto_ms = {key: [] for key in auto_timed}
+    halide_auto_best = {key: float("inf") for key in auto_timed}
     cached = [name + CACHED for name in names if name + CACHED in ours]
     our_ms = {name: [ours[name][1]] for name in names + cached}
     their_ms = {name: [] for name in names}
@@ -594,6 +688,17 @@ def main():
             their_ms[name].append(median_ms)
             their_best[name] = min(their_best[name], min_ms)
             print(f"halide {name} (round {r + 1}): median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
+        if auto_on:
+            if r > 0:
+                again = run_ours(names, args.runs, threads, dump=False, auto=True)[0]
+                for name in names:
+                    ours_auto_ms[name].append(again[name][1])
+                    ours_auto_best[name] = min(ours_auto_best[name], again[name][2])
+            for key, fn in auto_timed.items():
+                median_ms, min_ms = time_ms(fn, args.runs)
+                halide_auto_ms[key].append(median_ms)
+                halide_auto_best[key] = min(halide_auto_best[key], min_ms)
+                print(f"halide {key[0]} {key[1]} (round {r + 1}): median {median_ms:.3f} ms", file=sys.stderr, flush=True)
 
     # 4. The table.
     cpu = "unknown CPU"
@@ -672,6 +777,52 @@ def main():
     for name in names:
         print(f"- {name}: Halide JIT compile {compile_s[name]:.2f} s; " + "; ".join(theirs[name]))
 
+    if auto_on:
+        print()
+        print(
+            f"Without a schedule: ours built with PIPELINE_SCHEDULE=auto (every schedule block replaced by the auto-scheduler's "
+            f"choice) beside ours with the hand schedule, and Halide 21's auto-schedulers given the real sizes as estimates and "
+            f"parallelism {threads}; the same {rounds} rounds, medians over rounds, ms. Ratios are medians of per-round ratios; "
+            f"'best Halide' is the fastest of the three in each round."
+        )
+        print()
+        print("| algorithm | ours auto | ours hand | auto/hand | " + " | ".join(AUTOSCHEDULERS) + " | ours auto / best Halide | fastest: ours auto / best Halide | outputs |")
+        print("|---|---:|---:|---:|" + "---:|" * len(AUTOSCHEDULERS) + "---:|---:|---|")
+        ratios_all = []
+        for name in names:
+            auto_ms = ours_auto_ms[name]
+            vs_hand = median([a / h for a, h in zip(auto_ms, our_ms[name])])
+            cells = []
+            for scheduler in AUTOSCHEDULERS:
+                times = halide_auto_ms.get((name, scheduler))
+                cells.append(f"{median(times):.2f}" if times else "failed")
+            per_round_best = [
+                min(halide_auto_ms[(name, sch)][r] for sch in AUTOSCHEDULERS if (name, sch) in halide_auto_ms)
+                for r in range(rounds)
+            ] if any((name, sch) in halide_auto_ms for sch in AUTOSCHEDULERS) else []
+            if per_round_best:
+                ratio = median([a / b for a, b in zip(auto_ms, per_round_best)])
+                ratios_all.append(ratio)
+                best_fastest = min(halide_auto_best[(name, sch)] for sch in AUTOSCHEDULERS if (name, sch) in halide_auto_best)
+                vs_halide, fastest = f"{ratio:.2f}", f"{ours_auto_best[name] / best_fastest:.2f}"
+            else:
+                vs_halide = fastest = "-"
+            status = "identical to ours hand-scheduled" if auto_same[name] else "DIFFER from ours hand-scheduled"
+            print(
+                f"| {name} | {median(auto_ms):.2f} | {median(our_ms[name]):.2f} | {vs_hand:.2f} | " + " | ".join(cells)
+                + f" | {vs_halide} | {fastest} | {status} |"
+            )
+        if ratios_all:
+            geomean = 1.0
+            for r_ in ratios_all:
+                geomean *= r_
+            geomean **= 1.0 / len(ratios_all)
+            print()
+            print(f"Geometric mean of ours auto / best Halide auto-scheduler: {geomean:.2f} over {len(ratios_all)} pipelines.")
+        print()
+        for name in names:
+            print(f"- {name}: " + "; ".join(auto_notes[name]))
+
     # 5. Ours at each instruction-set level the processor has (a level above
     # its best would run its best again), against the scalar kernels, the
     # levels in turn per round.
@@ -706,7 +857,7 @@ def main():
     if not args.no_libblur:
         run_libblur(args.runs, rounds, threads)
     print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
-    if not all(same for same, _ in checks.values()):
+    if not all(same for same, _ in checks.values()) or not all(auto_same.values()):
         sys.exit(2)
 
 

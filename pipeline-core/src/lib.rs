@@ -148,6 +148,9 @@ fn schedule_text(
     sched: &schedule::Schedule,
 ) -> String {
     let mut s = format!("schedule {} {{\n", p.name);
+    if let Some(note) = &sched.note {
+        s += &format!("    // {note}\n");
+    }
     for (input, strides) in p.inputs.iter().zip(&sched.input_strides) {
         let chain: Vec<String> = strides
             .iter()
@@ -232,6 +235,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
         .iter()
         .map(|c| schedule::Schedule::default_for(&c.pipeline))
         .collect();
+    let mut blocks: Vec<Option<front::schedule::BlockOptions>> = vec![None; checked.len()];
     let mut seen = Vec::new();
     for s in &program.schedules {
         match checked.iter().position(|c| c.ident == s.name) {
@@ -245,8 +249,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
                     continue;
                 }
                 seen.push(key);
-                if let Err(e) = front::schedule::check_schedule(s, &checked[k], &mut schedules[k]) {
-                    errors.push(e);
+                match front::schedule::check_schedule(s, &checked[k], &mut schedules[k]) {
+                    Ok(options) if s.target.is_none() => blocks[k] = Some(options),
+                    Ok(_) => {}
+                    Err(e) => errors.push(e),
                 }
             }
             None => {
@@ -262,18 +268,58 @@ pub fn expand(input: TokenStream) -> TokenStream {
     if let Some(e) = combine(errors) {
         return e.to_compile_error();
     }
+    // `PIPELINE_SCHEDULE=auto`: every pipeline as if its block said only
+    // `auto;` (with its input layouts and estimates), to compare the
+    // auto-scheduler with the hand schedules of a whole crate.
+    let override_auto = std::env::var(SCHEDULE_ENV).is_ok_and(|v| v == "auto");
+    if override_auto {
+        for ((c, sched), block) in checked.iter().zip(&mut schedules).zip(&mut blocks) {
+            let strides = std::mem::take(&mut sched.input_strides);
+            *sched = schedule::Schedule::default_for(&c.pipeline);
+            sched.input_strides = strides;
+            if let Some(b) = block {
+                b.auto = true;
+                b.named.iter_mut().for_each(|n| *n = false);
+            }
+        }
+    }
     let mut out = TokenStream::new();
-    for (c, sched) in checked.iter().zip(&schedules) {
-        let lowered = match lower_pipeline(&c.pipeline, sched) {
-            Ok(l) => l,
-            Err(e) => {
-                let err = match &e.tokens {
+    let mut uses_auto = false;
+    for ((c, user), block) in checked.iter().zip(&schedules).zip(&blocks) {
+        let auto = block.as_ref().is_none_or(|b| b.auto);
+        uses_auto |= auto;
+        // The auto-scheduler's choice, and, should it ever fail to lower,
+        // the same without fusion (every computed func at root).
+        let attempt = |fuse: bool| -> Result<schedule::Schedule, syn::Error> {
+            if !auto {
+                return Ok(user.clone());
+            }
+            let m = schedule::auto::Machine::from_env()
+                .map_err(|e| syn::Error::new_spanned(&c.ident, e))?;
+            auto_complete(c, user, block.as_ref(), &m, fuse).map(|(s, _)| s)
+        };
+        let lower = |sched: schedule::Schedule| {
+            lower_pipeline(&c.pipeline, &sched)
+                .map(|l| (l, sched))
+                .map_err(|e| match &e.tokens {
                     Some(t) => syn::Error::new_spanned(t, e.message),
                     None => syn::Error::new_spanned(&c.ident, e.message),
-                };
-                out.extend(err.to_compile_error());
-                continue;
+                })
+        };
+        let lowered = match attempt(true).and_then(lower) {
+            Ok(l) => Ok(l),
+            Err(e) if auto => attempt(false).and_then(lower).map_err(|_| e),
+            Err(e) => Err(e),
+        };
+        let lowered = match lowered {
+            Ok(l) => Some(l),
+            Err(e) => {
+                out.extend(e.to_compile_error());
+                None
             }
+        };
+        let Some((lowered, _)) = lowered else {
+            continue;
         };
         let gen = pass(
             "codegen",
@@ -293,7 +339,70 @@ pub fn expand(input: TokenStream) -> TokenStream {
         );
         out.extend(gen);
     }
+    // Cargo rebuilds when these change.
+    let tracked = [
+        uses_auto.then_some(schedule::auto::MACHINE_ENV),
+        Some(SCHEDULE_ENV),
+    ];
+    for var in tracked.into_iter().flatten() {
+        out.extend(quote::quote! {
+            const _: ::core::option::Option<&str> = ::core::option_env!(#var);
+        });
+    }
     out
+}
+
+/// The environment variable that, set to `auto` at build time, replaces
+/// every schedule block's directives with the auto-scheduler's choice.
+pub const SCHEDULE_ENV: &str = "PIPELINE_SCHEDULE";
+
+/// Completes a pipeline's schedule with the auto-scheduler: `user` holds
+/// what its block (if any) says; the funcs the block does not name get the
+/// auto-scheduler's choice.
+pub fn auto_complete(
+    c: &CheckedPipeline,
+    user: &schedule::Schedule,
+    block: Option<&front::schedule::BlockOptions>,
+    machine: &schedule::auto::Machine,
+    fuse: bool,
+) -> Result<(schedule::Schedule, schedule::auto::Plan), syn::Error> {
+    let p = &c.pipeline;
+    let none = vec![false; p.funcs.len()];
+    let default_estimates = schedule::auto::Estimates::default();
+    let opts = schedule::auto::Options {
+        machine,
+        estimates: block.map_or(&default_estimates, |b| &b.estimates),
+        pinned: block.map_or(&none, |b| &b.named),
+        fuse,
+    };
+    let plan = pass(
+        "auto-schedule",
+        |_| String::new(),
+        || schedule::auto::choose(p, user, &opts),
+    );
+    if std::env::var("PIPELINE_DEBUG")
+        .is_ok_and(|v| v.split(',').any(|p| p == "schedule" || p == "all"))
+    {
+        eprintln!("{}", plan.report);
+    }
+    let mut sched = user.clone();
+    front::schedule::apply_text(&plan.text(p), c, &mut sched).map_err(|e| {
+        syn::Error::new_spanned(
+            &c.ident,
+            format!("internal error: the auto-scheduler chose a schedule that does not check ({e}); please report it with this pipeline"),
+        )
+    })?;
+    sched.note = Some(format!(
+        "chosen by the auto-scheduler v{} for PIPELINE_MACHINE={}{}",
+        schedule::auto::VERSION,
+        machine.describe(),
+        if block.is_some() {
+            ", with the funcs the block names as written"
+        } else {
+            ""
+        }
+    ));
+    Ok((sched, plan))
 }
 
 /// Parses, checks and schedules the pipeline `name` from the text of a
@@ -311,12 +420,21 @@ pub fn scheduled_from_source(
         .ok_or_else(|| format!("no pipeline named `{name}`"))?;
     let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
     let mut sched = schedule::Schedule::default_for(&checked.pipeline);
+    let mut block = None;
     for s in program
         .schedules
         .iter()
         .filter(|s| s.name == name && s.target.is_none())
     {
-        front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?;
+        block = Some(
+            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?,
+        );
+    }
+    if block.as_ref().is_none_or(|b| b.auto) {
+        let machine = schedule::auto::Machine::from_env()?;
+        sched = auto_complete(&checked, &sched, block.as_ref(), &machine, true)
+            .map_err(|e| e.to_string())?
+            .0;
     }
     Ok((checked.pipeline, sched))
 }

@@ -35,9 +35,9 @@
 //! the guide describes what the compiler does today. Where that falls short
 //! of the plan, the pages say so; in particular:
 //!
-//! - there is no automatic scheduler: a pipeline without a `schedule` block
-//!   gets a simple default ([the default
-//!   schedule](scheduling#the-default-schedule));
+//! - the auto-scheduler ([the automatic
+//!   schedule](scheduling#the-automatic-schedule)) decides from how funcs
+//!   read each other, without measuring: a hand schedule can still beat it;
 //! - `schedule NAME for cuda { ... }` blocks are checked but not compiled: no
 //!   GPU code is generated;
 //! - vector code is emitted for x86-64 (SSE4.1, AVX2, AVX-512); other targets

@@ -15,6 +15,7 @@
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
+use crate::schedule::auto::Estimates;
 use crate::schedule::update::{parallelizable, reorderable, update_vars, UpdateVar};
 use crate::schedule::{default_updates, ComputeLevel, Dim, LoopKind, Schedule, StageSchedule};
 use quote::ToTokens;
@@ -38,16 +39,36 @@ const DIRECTIVES: &[(&str, usize, bool)] = &[
     ("gpu_threads", usize::MAX, true),
 ];
 
+/// What a block says besides its directives.
+#[derive(Clone, Debug, Default)]
+pub struct BlockOptions {
+    /// `auto;`: the auto-scheduler chooses for the funcs the block does not name.
+    pub auto: bool,
+    /// `estimate(name, extents..)` of inputs and funcs.
+    pub estimates: Estimates,
+    /// The funcs the block names.
+    pub named: Vec<bool>,
+}
+
 /// Checks a schedule block against its pipeline and applies it to `schedule`.
 pub fn check_schedule(
     item: &ScheduleItem,
     pipeline: &CheckedPipeline,
     schedule: &mut Schedule,
-) -> Result<(), Error> {
+) -> Result<BlockOptions, Error> {
     let p = &pipeline.pipeline;
     let cuda = item.target.is_some();
     let mut named = vec![false; p.funcs.len()];
     let mut errors = Vec::new();
+    let mut options = BlockOptions {
+        estimates: Estimates {
+            inputs: vec![None; p.inputs.len()],
+            funcs: vec![None; p.funcs.len()],
+        },
+        ..BlockOptions::default()
+    };
+    let mut auto_tokens: Option<&syn::Expr> = None;
+    let mut estimate_tokens: Option<&syn::Expr> = None;
     let func_names: Vec<String> = p.funcs.iter().map(|f| f.name.replace(' ', "")).collect();
     // The variables each stage's directives may name so far: its own,
     // then those that splits introduce.
@@ -68,6 +89,34 @@ pub fn check_schedule(
             ));
             continue;
         };
+        if let syn::Expr::Path(path) = expr {
+            if path.path.is_ident("auto") {
+                if cuda {
+                    errors.push(Error::new_spanned(expr, "`auto;` chooses CPU schedules: it belongs in the `schedule NAME { ... }` block, not in one `for cuda`"));
+                } else if auto_tokens.is_some() {
+                    errors.push(Error::new_spanned(expr, "`auto;` is already in this block"));
+                }
+                auto_tokens = Some(expr);
+                options.auto = true;
+                continue;
+            }
+        }
+        if let syn::Expr::Call(call) = expr {
+            if matches!(&*call.func, syn::Expr::Path(f) if f.path.is_ident("estimate")) {
+                estimate_tokens.get_or_insert(expr);
+                if let Err(e) = estimate(call, p, &mut options.estimates) {
+                    errors.push(e);
+                }
+                continue;
+            }
+            if matches!(&*call.func, syn::Expr::Path(f) if f.path.is_ident("auto")) {
+                errors.push(Error::new_spanned(
+                    expr,
+                    "`auto` takes no arguments: write `auto;`",
+                ));
+                continue;
+            }
+        }
         // Unwind the chain: receiver first.
         let mut chain = Vec::new();
         let mut cur = expr;
@@ -139,7 +188,7 @@ pub fn check_schedule(
                 errors.push(Error::new_spanned(
                     &m.method,
                     format!(
-                        "unknown directive `{name}`; directives are {}",
+                        "unknown directive `{name}`; directives are {} (and, on their own, `auto;` and `estimate(..);`)",
                         DIRECTIVES
                             .iter()
                             .map(|d| d.0)
@@ -232,10 +281,105 @@ pub fn check_schedule(
             }
         }
     }
+    if let (Some(e), false) = (estimate_tokens, options.auto) {
+        errors.push(Error::new_spanned(
+            e,
+            "`estimate(..)` gives the auto-scheduler sizes, and this block schedules every func by hand: add `auto;` to let it choose for the funcs the block does not name, or remove the estimate",
+        ));
+    }
+    options.named = named;
     match super::check::combine(errors) {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(options),
     }
+}
+
+/// `estimate(name, e0, e1, ..)`: the extents of an input or an output, one
+/// positive integer literal per dimension.
+fn estimate(
+    call: &syn::ExprCall,
+    p: &crate::ir::Pipeline,
+    est: &mut Estimates,
+) -> Result<(), Error> {
+    let usage = "`estimate` takes an input or an output and its extent in each dimension, e.g. `estimate(out, 1920, 1080);`";
+    let Some(first) = call.args.first() else {
+        return Err(Error::new_spanned(call, usage));
+    };
+    let name = first.to_token_stream().to_string().replace(' ', "");
+    let (dims, slot) = if let Some(i) = p.inputs.iter().position(|i| i.name == name) {
+        (p.inputs[i].dims, &mut est.inputs[i])
+    } else if let Some(f) = p.funcs.iter().position(|f| f.name.replace(' ', "") == name) {
+        if !p.outputs.contains(&f) {
+            return Err(Error::new_spanned(
+                first,
+                format!("`{name}` is not an output: estimate the sizes of inputs and outputs; the auto-scheduler infers the rest"),
+            ));
+        }
+        (p.funcs[f].dims(), &mut est.funcs[f])
+    } else {
+        return Err(Error::new_spanned(
+            first,
+            format!(
+                "`{name}` is not an input or output of pipeline `{}`",
+                p.name
+            ),
+        ));
+    };
+    let sizes: Vec<&syn::Expr> = call.args.iter().skip(1).collect();
+    if sizes.len() != dims {
+        return Err(Error::new_spanned(
+            call,
+            format!("`{name}` has {dims} dimension(s), so its estimate takes {dims} extent(s), found {}", sizes.len()),
+        ));
+    }
+    let mut extents = Vec::new();
+    for e in sizes {
+        match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => match n.base10_parse::<i64>() {
+                Ok(v) if (1..=1 << 31).contains(&v) => extents.push(v),
+                _ => {
+                    return Err(Error::new_spanned(
+                        n,
+                        "an estimated extent is a positive integer, at most 2^31",
+                    ))
+                }
+            },
+            other => {
+                return Err(Error::new_spanned(
+                    other,
+                    "an estimated extent is an integer literal, e.g. `1920`",
+                ))
+            }
+        }
+    }
+    if slot.is_some() {
+        return Err(Error::new_spanned(
+            call,
+            format!("`{name}` is already estimated in this block"),
+        ));
+    }
+    *slot = Some(extents);
+    Ok(())
+}
+
+/// Applies the statements of a `schedule` block given as text (the
+/// auto-scheduler's choices) to `schedule`, exactly as if the user had
+/// written them.
+pub fn apply_text(
+    text: &str,
+    pipeline: &CheckedPipeline,
+    schedule: &mut Schedule,
+) -> Result<(), Error> {
+    let block = format!("schedule {} {{\n{text}}}", pipeline.ident);
+    let program: super::parse::Program = syn::parse_str(&block)?;
+    let item = program
+        .schedules
+        .first()
+        .ok_or_else(|| Error::new(proc_macro2::Span::call_site(), "no schedule"))?;
+    check_schedule(item, pipeline, schedule).map(|_| ())
 }
 
 /// A chain on input `name` of `dims` dimensions: `dim(d).set_stride(s)`

@@ -2,6 +2,7 @@
 //! computes. [`model`] holds the data; `front::schedule` builds it from a
 //! `schedule` block; the default schedule is [`Schedule::default_for`].
 
+pub mod auto;
 pub mod model;
 pub mod update;
 

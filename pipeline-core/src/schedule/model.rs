@@ -233,6 +233,8 @@ pub struct Schedule {
     /// lets vector code read the input where it lies (interleaved RGB:
     /// `rgb.dim(0).set_stride(3)`) instead of a dense copy of it.
     pub input_strides: Vec<Vec<Option<usize>>>,
+    /// A line that `SCHEDULE` prints first, as a comment (who chose it).
+    pub note: Option<String>,
 }
 
 impl Schedule {
@@ -263,6 +265,7 @@ impl Schedule {
                 })
                 .collect(),
             input_strides: p.inputs.iter().map(|i| vec![None; i.dims]).collect(),
+            note: None,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Random schedules through the whole compiler: each is expanded by the
+//! Random schedules, and every pipeline's automatic schedule, through the
+//! whole compiler: each is expanded by the
 //! macro into a crate of its own (built with cargo in the test's temporary
 //! directory), run on the same inputs as the interpreter, and its outputs
 //! compared bit for bit. The lowered-statement executor of the other test
@@ -122,6 +123,19 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
         let bare = without_schedules(source);
         let (p, _) = pipeline_core::scheduled_from_source(&bare, name).unwrap();
         let mut rng = Rng(0xC0DE_0000 + k as u64 * 7919);
+        // The automatic schedule (no block), at 1x1 and at odd sizes.
+        for (w, h) in [(2usize, 2usize), (18, 11)] {
+            let (inputs, outputs) = images(&p, w, h, &mut rng);
+            cases.push(Case {
+                name: name.clone(),
+                source: bare.clone(),
+                schedule: String::new(),
+                pipeline: p.clone(),
+                inputs,
+                params: params_of(&p),
+                outputs,
+            });
+        }
         for _ in 0..per {
             let schedule = random_schedule(&bare, name, &p, &mut rng);
             let full = format!("{bare}\n{schedule}");
@@ -190,7 +204,11 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
                 .lines()
                 .find(|l| l.starts_with(&format!("case {i} ")) && !l.contains(" out "))
                 .unwrap_or_else(|| panic!("case {i} printed nothing"));
-            let what = format!("{} (case {i}, {isa}) under\n{}", c.name, c.schedule);
+            let schedule = match c.schedule.as_str() {
+                "" => "its automatic schedule",
+                s => s,
+            };
+            let what = format!("{} (case {i}, {isa}) under\n{schedule}", c.name);
             match (expected, status.ends_with(" ok")) {
                 (Ok(()), true) => {
                     for (k, e) in want.iter().enumerate() {

@@ -1,0 +1,201 @@
+//! How a consumer reads a producer (the reuse analysis of Sioutas et al.:
+//! per edge, per dimension, the offsets at which it reads), and what a
+//! definition costs.
+
+use crate::ir::{BinOp, Expr, ExprKind, FuncId, Pipeline, Source};
+
+/// One coordinate of a read, as a function of the consumer's variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coord {
+    /// `v + k` (under a boundary condition or not).
+    Shift {
+        /// The consumer's dimension.
+        var: usize,
+        /// The offset.
+        k: i64,
+    },
+    /// `a * v + k` or `v / a`: another resolution.
+    Scaled,
+    /// A constant.
+    Const,
+    /// Anything else: a reduction variable, a data-dependent coordinate.
+    Other,
+}
+
+/// Classifies one coordinate expression.
+pub fn coord(e: &Expr) -> Coord {
+    match &e.kind {
+        ExprKind::Boundary { coord: c, .. } => coord(c),
+        ExprKind::Var(v) => Coord::Shift { var: *v, k: 0 },
+        ExprKind::Int(_) => Coord::Const,
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            let (inner, k) = match (coord(a), b.as_int(), a.as_int()) {
+                (c, Some(k), _) => (c, if *op == BinOp::Add { k } else { -k }),
+                (_, None, Some(k)) if *op == BinOp::Add => (coord(b), k),
+                _ => return Coord::Other,
+            };
+            match inner {
+                Coord::Shift { var, k: k0 } => Coord::Shift {
+                    var,
+                    k: k0.saturating_add(i64::try_from(k).unwrap_or(i64::MAX)),
+                },
+                Coord::Const => Coord::Const,
+                Coord::Scaled => Coord::Scaled,
+                Coord::Other => Coord::Other,
+            }
+        }
+        ExprKind::Binary(BinOp::Mul | BinOp::Div | BinOp::Shl | BinOp::Shr, a, b)
+            if b.as_int().is_some() || a.as_int().is_some() =>
+        {
+            match (coord(a), coord(b)) {
+                (Coord::Shift { .. } | Coord::Scaled, _)
+                | (_, Coord::Shift { .. } | Coord::Scaled) => Coord::Scaled,
+                (Coord::Const, Coord::Const) => Coord::Const,
+                _ => Coord::Other,
+            }
+        }
+        _ => Coord::Other,
+    }
+}
+
+/// How a consumer's pure definition reads a producer.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    /// The consumer.
+    pub consumer: FuncId,
+    /// How many reads of the producer it makes.
+    pub reads: usize,
+    /// Per producer dimension, the range of offsets `[lo, hi]` when every
+    /// read's coordinate there is the consumer's own variable of that
+    /// dimension plus a constant; `None` if any read is otherwise.
+    pub shifts: Vec<Option<(i64, i64)>>,
+    /// The consumer reads it from an update definition.
+    pub in_update: bool,
+}
+
+impl Edge {
+    /// Every read is at the consumer's own point.
+    pub fn pointwise(&self) -> bool {
+        !self.in_update && self.shifts.iter().all(|s| *s == Some((0, 0)))
+    }
+
+    /// Every read is the consumer's point shifted by constants, dimension
+    /// for dimension: the producer can be computed a row at a time beside
+    /// the consumer.
+    pub fn stencil(&self) -> bool {
+        !self.in_update && self.shifts.iter().all(Option::is_some)
+    }
+
+    /// How many more rows (in dimension `d`) than the consumer's a read needs.
+    pub fn overlap(&self, d: usize) -> i64 {
+        match self.shifts.get(d).copied().flatten() {
+            Some((lo, hi)) => hi - lo,
+            None => 0,
+        }
+    }
+}
+
+/// Every consumer of `f` with how it reads `f`.
+pub fn edges(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Vec<Edge> {
+    consumers
+        .iter()
+        .map(|&c| {
+            let dims = p.funcs[f].dims();
+            let mut edge = Edge {
+                consumer: c,
+                reads: 0,
+                shifts: vec![Some((i64::MAX, i64::MIN)); dims],
+                in_update: false,
+            };
+            for (update, e) in p.definition_exprs(c) {
+                e.visit(&mut |n| {
+                    let ExprKind::Load { source, args, .. } = &n.kind else {
+                        return;
+                    };
+                    if *source != Source::Func(f) {
+                        return;
+                    }
+                    edge.reads += 1;
+                    edge.in_update |= update.is_some();
+                    for (d, a) in args.iter().enumerate() {
+                        edge.shifts[d] = match (edge.shifts[d], coord(a)) {
+                            (Some((lo, hi)), Coord::Shift { var, k }) if var == d => {
+                                Some((lo.min(k), hi.max(k)))
+                            }
+                            _ => None,
+                        };
+                    }
+                });
+            }
+            edge
+        })
+        .collect()
+}
+
+/// Reads `f`'s definition makes of funcs and inputs, all at its own point
+/// (or at constants, such as a channel): a pointwise func.
+pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
+    let mut ok = p.funcs[f].updates.is_empty();
+    p.funcs[f].pure.visit(&mut |n| {
+        if let ExprKind::Load { args, .. } = &n.kind {
+            ok &= args.iter().enumerate().all(|(d, a)| match coord(a) {
+                Coord::Shift { var, k } => var == d && k == 0,
+                Coord::Const => true,
+                _ => false,
+            });
+        }
+    });
+    ok
+}
+
+/// The work of evaluating an expression once, in rough units of one
+/// vector operation: a load or an arithmetic operation counts 1, a
+/// transcendental function 20.
+pub fn cost(e: &Expr) -> usize {
+    let mut n = 0usize;
+    e.visit(&mut |x| {
+        n += match &x.kind {
+            ExprKind::Load { .. }
+            | ExprKind::Unary(..)
+            | ExprKind::Binary(..)
+            | ExprKind::Select(..)
+            | ExprKind::Cast(_)
+            | ExprKind::SaturatingCast(_) => 1,
+            ExprKind::Math(m, _) => match m {
+                crate::ir::MathFn::Floor
+                | crate::ir::MathFn::Ceil
+                | crate::ir::MathFn::Round
+                | crate::ir::MathFn::Trunc
+                | crate::ir::MathFn::Sqrt
+                | crate::ir::MathFn::Fma => 1,
+                _ => 20,
+            },
+            _ => 0,
+        }
+    });
+    n
+}
+
+/// The arithmetic of an expression: [`cost`] less its loads and the casts
+/// that only widen them.
+pub fn arithmetic(e: &Expr) -> usize {
+    let mut loads = 0usize;
+    e.visit(&mut |x| {
+        if matches!(x.kind, ExprKind::Load { .. }) {
+            loads += 1;
+        }
+        if let ExprKind::Cast(a) = &x.kind {
+            if matches!(a.kind, ExprKind::Load { .. }) {
+                loads += 1;
+            }
+        }
+    });
+    cost(e).saturating_sub(loads)
+}
+
+/// The number of nodes of an expression.
+pub fn size(e: &Expr) -> usize {
+    let mut n = 0;
+    e.visit(&mut |_| n += 1);
+    n
+}

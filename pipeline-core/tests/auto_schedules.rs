@@ -1,0 +1,383 @@
+//! The auto-scheduler on every pipeline of the repository: its schedule
+//! lowers, gives the interpreter's results at odd sizes (1x1 included), and
+//! is the one the golden file records, so that a change of choice is a
+//! reviewed change (`PIPELINE_BLESS=1 cargo test -p pipeline-core --test
+//! auto_schedules` rewrites the file).
+
+use pipeline_core::interp;
+use std::path::Path;
+
+mod corpus;
+use corpus::*;
+
+/// The schedule text of `name`'s automatic schedule, and its lowering.
+fn automatic(source: &str, name: &str) -> (pipeline_core::ir::Pipeline, pipeline_core::Lowered) {
+    let bare = without_schedules(source);
+    let (p, sched) =
+        pipeline_core::scheduled_from_source(&bare, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let lowered = pipeline_core::lower_pipeline(&p, &sched).unwrap_or_else(|e| {
+        panic!(
+            "{name}: the automatic schedule does not lower: {}\n{}",
+            e.message,
+            sched.note.clone().unwrap_or_default()
+        )
+    });
+    (p, lowered)
+}
+
+#[test]
+fn automatic_schedules_equal_the_interpreter() {
+    let mut compared = 0;
+    for (k, (source, name)) in sources().iter().enumerate() {
+        let (p, lowered) = automatic(source, name);
+        let mut rng = Rng(0x5EED + k as u64);
+        // Outputs of 1x1, 6x4, 17x10 and 66x39 (inputs one wider all round).
+        for &(w, h) in &[(2usize, 2usize), (7, 5), (18, 11), (67, 40)] {
+            let (inputs, outputs) = images(&p, w, h, &mut rng);
+            let params = params_of(&p);
+            let mut want = outputs.clone();
+            let mut got = outputs;
+            let expected = interp::run(&p, &inputs, &params, &mut want);
+            let actual = pipeline_core::exec::run_lowered(&lowered, &inputs, &params, &mut got);
+            match (expected, actual) {
+                (Ok(()), Ok(())) => {
+                    for (o, (g, e)) in got.iter().zip(&want).enumerate() {
+                        let same = same_bits(g, e);
+                        assert!(
+                            same,
+                            "{name} output {o} at {w}x{h} differs from the interpreter under\n{}\n{}",
+                            lowered.schedule, lowered.text
+                        );
+                    }
+                    compared += 1;
+                }
+                (Err(_), Err(_)) => {}
+                (e, a) => panic!(
+                    "{name} at {w}x{h}: interpreter {e:?}, lowered {a:?}\n{}",
+                    lowered.schedule
+                ),
+            }
+        }
+    }
+    println!("{compared} comparisons");
+    assert!(compared > 60);
+}
+
+#[test]
+fn automatic_schedules_match_the_golden_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auto_schedules/golden.txt");
+    let mut text = String::new();
+    for (source, name) in sources() {
+        let (_, lowered) = automatic(&source, &name);
+        text += &lowered.schedule;
+        text += "\n";
+    }
+    if std::env::var_os("PIPELINE_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let golden = std::fs::read_to_string(&path).unwrap_or_default();
+    if golden != text {
+        let first = golden
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(golden.lines().count().min(text.lines().count()));
+        panic!(
+            "the auto-scheduler now chooses differently (first difference at line {}):\n  golden: {:?}\n  now:    {:?}\nReview the change (and raise schedule::auto::VERSION if it is one), then run with PIPELINE_BLESS=1 to accept it.",
+            first + 1,
+            golden.lines().nth(first).unwrap_or(""),
+            text.lines().nth(first).unwrap_or("")
+        );
+    }
+}
+
+// One test per decision rule, on small pipelines.
+
+use pipeline_core::schedule::auto::{choose, Decision, Estimates, Machine, Options, Plan};
+use pipeline_core::schedule::{ComputeLevel, Schedule};
+
+/// The auto-scheduler's plan for pipeline `name` of `source` (no block).
+fn plan(source: &str, name: &str, machine: &Machine) -> (pipeline_core::ir::Pipeline, Plan) {
+    let p = pipeline_core::pipeline_from_source(source, name).unwrap();
+    let pinned = vec![false; p.funcs.len()];
+    let plan = choose(
+        &p,
+        &Schedule::default_for(&p),
+        &Options {
+            machine,
+            estimates: &Estimates::default(),
+            pinned: &pinned,
+            fuse: true,
+        },
+    );
+    (p, plan)
+}
+
+/// The plan of the func called `f`.
+fn of<'a>(
+    p: &pipeline_core::ir::Pipeline,
+    plan: &'a Plan,
+    f: &str,
+) -> &'a pipeline_core::schedule::auto::FuncPlan {
+    let id = p.funcs.iter().position(|g| g.name == f).unwrap();
+    plan.funcs[id]
+        .as_ref()
+        .unwrap_or_else(|| panic!("no plan for {f}"))
+}
+
+/// Lowers the automatic schedule of `source` and compares it with the
+/// interpreter at a few sizes.
+fn agrees(source: &str, name: &str) {
+    let (p, lowered) = automatic(source, name);
+    let mut rng = Rng(7);
+    for &(w, h) in &[(2usize, 2usize), (9, 7), (70, 45)] {
+        let (inputs, outputs) = images(&p, w, h, &mut rng);
+        let params = params_of(&p);
+        let mut want = outputs.clone();
+        let mut got = outputs;
+        interp::run(&p, &inputs, &params, &mut want).unwrap();
+        pipeline_core::exec::run_lowered(&lowered, &inputs, &params, &mut got).unwrap();
+        assert_eq!(
+            format!("{:?}", got),
+            format!("{:?}", want),
+            "{name} at {w}x{h}"
+        );
+    }
+}
+
+const POINTWISE: &str = "
+    pub fn pointwise(input: Image<u8, 2>) -> Image<f32, 2> {
+        a(x, y) = input(x, y) as f32 * 2.0;
+        b(x, y) = a(x, y) + 1.0;
+        c(x, y) = b(x, y) * b(x, y) - a(x, y);
+        e(x, y) = exp(c(x, y));
+        out(x, y) = e(x, y) + e(x, y) * 0.5;
+        out
+    }";
+
+#[test]
+fn pointwise_chains_are_inlined_unless_work_would_be_repeated() {
+    let (p, plan) = plan(POINTWISE, "pointwise", &Machine::default());
+    for f in ["a", "b", "c"] {
+        assert_eq!(
+            of(&p, &plan, f).decision,
+            Decision::Inline,
+            "{f}: {}",
+            plan.report
+        );
+    }
+    // `e` calls exp and is read twice: computed once per point, row by row
+    // in the output's strips, not stored whole.
+    let e = of(&p, &plan, "e");
+    assert_eq!(
+        e.decision,
+        Decision::Fused { head: p.outputs[0] },
+        "{}",
+        plan.report
+    );
+    assert_eq!(e.directives, ["compute_at(out, yi)", "vectorize(x, 8)"]);
+    agrees(POINTWISE, "pointwise");
+}
+
+const STENCILS: &str = "
+    pub fn stencils(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        bx(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3;
+        out(x, y) = ((by(x, y - 1) + 2 * by(x, y) + by(x, y + 1)) / 4) as u16;
+        out
+    }";
+
+#[test]
+fn stencil_chains_slide_down_the_strips_of_their_output() {
+    let (p, plan) = plan(STENCILS, "stencils", &Machine::default());
+    let head = p.outputs[0];
+    for f in ["bx", "by"] {
+        let fp = of(&p, &plan, f);
+        assert_eq!(
+            fp.decision,
+            Decision::Fused { head },
+            "{f}: {}",
+            plan.report
+        );
+        assert_eq!(
+            fp.directives[..2],
+            ["store_at(out, yo)", "compute_at(out, yi)"]
+        );
+    }
+    let out = of(&p, &plan, "out");
+    assert!(out
+        .directives
+        .iter()
+        .any(|d| d.starts_with("split(y, yo, yi, ")));
+    assert!(out.directives.contains(&"parallel(yo)".to_string()));
+    assert!(out.directives.contains(&"vectorize(x, 16)".to_string()));
+    // `bx` is needed 2 rows beyond each strip, `by` 1 row (its halo is
+    // carried over as the strip slides).
+    assert!(
+        plan.report.contains("bx (+4 rows)") && plan.report.contains("by (+2 rows)"),
+        "{}",
+        plan.report
+    );
+    agrees(STENCILS, "stencils");
+}
+
+#[test]
+fn a_group_wider_than_the_cache_is_cut_into_column_tiles() {
+    let machine = Machine::parse("l2=16K").unwrap();
+    let (p, plan) = plan(STENCILS, "stencils", &machine);
+    let out = of(&p, &plan, "out");
+    let tile = out
+        .directives
+        .iter()
+        .find(|d| d.starts_with("split(x, xo, xi, "))
+        .unwrap_or_else(|| panic!("{}", plan.report));
+    // bx and by keep 4 rows of u32 each (3 rows folded to 4): 32 bytes a
+    // column; half of the 16 KiB L2 holds 256 columns.
+    assert_eq!(tile, "split(x, xo, xi, 256)");
+    assert_eq!(of(&p, &plan, "bx").directives[0], "store_at(out, xo)");
+}
+
+const REDUCTION: &str = "
+    pub fn columns(input: Image<u16, 2>) -> Image<u32, 2> {
+        colsum(x) = 0u32;
+        for r in rdom(0..input.height() - 2) {
+            colsum(x) += input(x, r) as u32;
+        }
+        out(x, y) = colsum(x) + input(x, y) as u32;
+        out
+    }";
+
+#[test]
+fn a_reductions_pure_loops_are_vectorized() {
+    let (p, plan) = plan(REDUCTION, "columns", &Machine::default());
+    let colsum = of(&p, &plan, "colsum");
+    assert_eq!(colsum.decision, Decision::Head);
+    assert_eq!(
+        colsum.directives,
+        [
+            "compute_root()",
+            "vectorize(x, 8)",
+            "update(0).reorder(x, r).vectorize(x, 8)"
+        ],
+        "{}",
+        plan.report
+    );
+    agrees(REDUCTION, "columns");
+}
+
+const PYRAMID: &str = "
+    pub fn levels(input: Image<f32, 2>) -> (Image<f32, 2>, Image<f32, 2>, Image<f32, 2>) {
+        l0(x, y) = input.clamp_edge()(x, y);
+        l1(x, y) = (l0(2 * x, 2 * y) + l0(2 * x + 1, 2 * y) + l0(2 * x, 2 * y + 1) + l0(2 * x + 1, 2 * y + 1)) * 0.25;
+        l2(x, y) = (l1(2 * x, 2 * y) + l1(2 * x + 1, 2 * y) + l1(2 * x, 2 * y + 1) + l1(2 * x + 1, 2 * y + 1)) * 0.25;
+        l3(x, y) = (l2(2 * x, 2 * y) + l2(2 * x + 1, 2 * y) + l2(2 * x, 2 * y + 1) + l2(2 * x + 1, 2 * y + 1)) * 0.25;
+        (l1, l2, l3)
+    }
+    schedule levels {
+        auto;
+        estimate(input, 512, 192);
+    }";
+
+#[test]
+fn small_pyramid_levels_are_not_split_into_more_tasks_than_rows() {
+    let (p, sched) = pipeline_core::scheduled_from_source(PYRAMID, "levels").unwrap();
+    let lowered =
+        pipeline_core::lower_pipeline(&p, &sched).unwrap_or_else(|e| panic!("{}", e.message));
+    // 96, 48 and 24 rows of 256, 128 and 64: the first in 12 parallel
+    // strips of 8 rows, the others too small to share out.
+    let text = &lowered.schedule;
+    assert!(
+        text.contains("l1.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);"),
+        "{text}"
+    );
+    assert!(text.contains("l2.vectorize(x, 8);"), "{text}");
+    assert!(text.contains("l3.vectorize(x, 8);"), "{text}");
+    agrees(PYRAMID, "levels");
+}
+
+#[test]
+fn what_the_user_pins_is_kept() {
+    let source = format!(
+        "{STENCILS}
+        schedule stencils {{
+            auto;
+            bx.compute_root().parallel(y);
+        }}"
+    );
+    let (p, sched) = pipeline_core::scheduled_from_source(&source, "stencils").unwrap();
+    let id = |n: &str| p.funcs.iter().position(|g| g.name == n).unwrap();
+    assert_eq!(sched.func(id("bx")).compute, ComputeLevel::Root);
+    assert_eq!(
+        sched.func(id("bx")).written,
+        ["compute_root()", "parallel(y)"]
+    );
+    // `by` still slides inside the output's strips, which the
+    // auto-scheduler chose.
+    assert_eq!(
+        sched.func(id("by")).compute,
+        ComputeLevel::At {
+            func: id("out"),
+            var: "yi".into()
+        }
+    );
+    assert!(sched
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("the funcs the block names as written"));
+    let lowered =
+        pipeline_core::lower_pipeline(&p, &sched).unwrap_or_else(|e| panic!("{}", e.message));
+    assert!(
+        lowered.schedule.contains("bx.compute_root().parallel(y);"),
+        "{}",
+        lowered.schedule
+    );
+}
+
+#[test]
+fn producers_of_several_groups_or_resolutions_are_computed_at_root() {
+    let source = "
+        pub fn shared(input: Image<f32, 2>) -> (Image<f32, 2>, Image<f32, 2>) {
+            s(x, y) = input.clamp_edge()(x - 1, y) + input.clamp_edge()(x + 1, y);
+            a(x, y) = s(x, y - 1) + s(x, y + 1);
+            b(x, y) = s(x, y) * s(x + 1, y);
+            half(x, y) = a(2 * x, 2 * y) + a(2 * x + 1, 2 * y + 1);
+            (half, b)
+        }";
+    let (p, plan) = plan(source, "shared", &Machine::default());
+    assert_eq!(
+        of(&p, &plan, "s").decision,
+        Decision::Head,
+        "{}",
+        plan.report
+    );
+    assert_eq!(
+        of(&p, &plan, "a").decision,
+        Decision::Head,
+        "{}",
+        plan.report
+    );
+    assert_eq!(of(&p, &plan, "s").directives[0], "compute_root()");
+    agrees(source, "shared");
+}
+
+#[test]
+fn machine_models_parse_and_refuse_nonsense() {
+    let m = Machine::parse("threads=4, vector_bytes=64,l2=512K").unwrap();
+    assert_eq!((m.threads, m.vector_bytes, m.l2_bytes), (4, 64, 512 << 10));
+    assert_eq!(Machine::parse(&m.describe()).unwrap(), m);
+    assert_eq!(Machine::parse("").unwrap(), Machine::default());
+    for (bad, says) in [
+        ("threads", "is not `key=value`"),
+        ("cores=4", "unknown key `cores`"),
+        ("vector_bytes=24", "16, 32 or 64"),
+        ("l2=lots", "is not a size"),
+        ("threads=0", "between 1 and 4096"),
+    ] {
+        let e = Machine::parse(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,16 @@
+use pipeline::pipeline;
+
+pipeline! {
+    fn p(input: Image<u8, 2>) -> Image<u8, 2> {
+        blur(x, y) = input.clamp_edge()(x, y - 1) / 2 + input.clamp_edge()(x, y + 1) / 2;
+        out(x, y) = blur(x, y);
+        out
+    }
+    schedule p {
+        auto;
+        estimate(input, 1920, 1080);
+        estimate(input, 640, 480);
+    }
+}
+
+fn main() {}
