@@ -148,19 +148,23 @@ fn agrees(source: &str, name: &str) {
 }
 
 const POINTWISE: &str = "
-    pub fn pointwise(input: Image<u8, 2>) -> Image<f32, 2> {
+    pub fn pointwise(input: Image<u8, 2>) -> (Image<f32, 2>, Image<f32, 2>) {
         a(x, y) = input(x, y) as f32 * 2.0;
         b(x, y) = a(x, y) + 1.0;
         c(x, y) = b(x, y) * b(x, y) - a(x, y);
         e(x, y) = exp(c(x, y));
         out(x, y) = e(x, y) + e(x, y) * 0.5;
-        out
+        g(x, y) = sqrt(out(x, y)) + exp(out(x, y) * 0.25) * 3.0;
+        out2(x, y) = g(x, y) - 1.0;
+        out3(x, y) = g(x, y) + 1.0;
+        (out2, out3)
     }";
 
 #[test]
 fn pointwise_chains_are_inlined_unless_work_would_be_repeated() {
     let (p, plan) = plan(POINTWISE, "pointwise", &Machine::default());
-    for f in ["a", "b", "c"] {
+    // Read once, trivial, or read by one consumer at one point (one value).
+    for f in ["a", "b", "c", "e", "out"] {
         assert_eq!(
             of(&p, &plan, f).decision,
             Decision::Inline,
@@ -168,16 +172,10 @@ fn pointwise_chains_are_inlined_unless_work_would_be_repeated() {
             plan.report
         );
     }
-    // `e` calls exp and is read twice: computed once per point, row by row
-    // in the output's strips, not stored whole.
-    let e = of(&p, &plan, "e");
-    assert_eq!(
-        e.decision,
-        Decision::Fused { head: p.outputs[0] },
-        "{}",
-        plan.report
-    );
-    assert_eq!(e.directives, ["compute_at(out, yi)", "vectorize(x, 8)"]);
+    // `g` calls exp and is read by two outputs: computed once, at root.
+    let g = of(&p, &plan, "g");
+    assert_eq!(g.decision, Decision::Head, "{}", plan.report);
+    assert_eq!(g.directives[0], "compute_root()");
     agrees(POINTWISE, "pointwise");
 }
 
@@ -266,6 +264,30 @@ fn a_reductions_pure_loops_are_vectorized() {
         plan.report
     );
     agrees(REDUCTION, "columns");
+}
+
+const SCAN: &str = "
+    pub fn rows(input: Image<u16, 2>) -> Image<u32, 2> {
+        ps(x, y) = input(x, y) as u32;
+        for r in rdom(1..input.width() - 2) {
+            ps(r, y) = ps(r - 1, y) + ps(r, y);
+        }
+        out(x, y) = ps(x, y) * 2;
+        out
+    }";
+
+#[test]
+fn a_scans_rows_run_in_parallel() {
+    let (p, plan) = plan(SCAN, "rows", &Machine::default());
+    let ps = of(&p, &plan, "ps");
+    // The scan runs along x in order; its rows are independent.
+    assert_eq!(
+        ps.directives.last().unwrap(),
+        "update(0).parallel(y)",
+        "{}",
+        plan.report
+    );
+    agrees(SCAN, "rows");
 }
 
 const PYRAMID: &str = "

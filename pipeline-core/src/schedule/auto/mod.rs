@@ -7,8 +7,8 @@
 //! The decisions, in order:
 //!
 //! 1. **Inlining** (producers first). A func is substituted into its
-//!    consumers when nothing is recomputed (it is read once, at the
-//!    consumer's own point), or when it is trivial: it reads its own
+//!    consumers when nothing is recomputed (one consumer reads it, only at
+//!    its own point), or when it is trivial: it reads its own
 //!    producers only at its own point and does at most [`TRIVIAL_OPS`]
 //!    operations (`ixx = ix * ix`), so that recomputing it costs less than
 //!    storing and loading it.
@@ -24,16 +24,18 @@
 //!    group, computed at root.
 //! 3. **Strips.** A head is cut into strips of rows along its largest
 //!    dimension after the first, in parallel; the strip height is the power
-//!    of two that minimizes the modelled time (the rows each thread
-//!    computes, with the rows each strip recomputes at its top edge), among
-//!    heights giving each thread at least four strips where the image
-//!    allows. A group whose sliding rows do not fit the machine's L2 is also
+//!    of two that minimizes the modelled time (the rows the threads compute,
+//!    the rows each strip recomputes at its top edge and a fixed cost per
+//!    strip, and half a strip of imbalance), among heights giving each
+//!    thread at least four strips where the image allows. A group whose sliding rows do not fit the machine's L2 is also
 //!    cut into column tiles.
 //! 4. **Vectors.** Every computed func's innermost dimension is vectorized
 //!    with as many lanes as a register holds of its type.
 //!
-//! Update definitions keep their serial loops. The choices, with the
-//! figures they rest on, are printed by `PIPELINE_DEBUG=schedule`.
+//! An update definition keeps its reduction loops in order; its pure first
+//! dimension moves inside them and is vectorized, and its largest other
+//! pure dimension runs in parallel. The choices, with the figures they rest
+//! on, are printed by `PIPELINE_DEBUG=schedule`.
 
 pub mod access;
 pub mod model;
@@ -183,31 +185,56 @@ fn fresh(p: &Pipeline, f: FuncId, base: &str) -> String {
 
 /// The loops of `f`'s updates: a pure dimension 0 innermost and
 /// vectorized (moving it inside the reduction loops keeps every point's
-/// order of updates), the reduction loops in their order.
-fn update_directives(q: &Pipeline, f: FuncId, lanes: usize, width: i64) -> (Vec<String>, String) {
+/// order of updates), the reduction loops in their order, and the largest
+/// other pure dimension in parallel where there is work enough (its
+/// iterations write disjoint slabs). `extents` are `f`'s estimated ones.
+fn update_directives(
+    q: &Pipeline,
+    f: FuncId,
+    lanes: usize,
+    extents: &[i64],
+    m: &Machine,
+) -> (Vec<String>, String) {
+    use crate::schedule::update::{update_vars, UpdateVar};
     let mut out = Vec::new();
     let mut why = String::new();
+    let extent = |d: usize| extents.get(d).copied().unwrap_or(0);
     for k in 0..q.funcs[f].updates.len() {
-        let vars = crate::schedule::update::update_vars(q, f, k);
-        let x = vars
-            .iter()
-            .find(|(_, v)| *v == crate::schedule::update::UpdateVar::Pure(0));
-        let Some((x, _)) = x.filter(|_| width >= lanes as i64) else {
-            let _ = write!(why, "; update {k} serial");
-            continue;
-        };
-        let reductions: Vec<&str> = vars
-            .iter()
-            .filter(|(_, v)| matches!(v, crate::schedule::update::UpdateVar::Reduction(_)))
-            .map(|(n, _)| n.as_str())
-            .collect();
+        let vars = update_vars(q, f, k);
         let mut chain = vec![format!("update({k})")];
-        if !reductions.is_empty() {
-            chain.push(format!("reorder({x}, {})", reductions.join(", ")));
+        let mut said = Vec::new();
+        let x = vars.iter().find(|(_, v)| *v == UpdateVar::Pure(0));
+        if let Some((x, _)) = x.filter(|_| extent(0) >= lanes as i64) {
+            let reductions: Vec<&str> = vars
+                .iter()
+                .filter(|(_, v)| matches!(v, UpdateVar::Reduction(_)))
+                .map(|(n, _)| n.as_str())
+                .collect();
+            if !reductions.is_empty() {
+                chain.push(format!("reorder({x}, {})", reductions.join(", ")));
+            }
+            chain.push(format!("vectorize({x}, {lanes})"));
+            said.push(format!("`{x}` innermost, {lanes} lanes"));
         }
-        chain.push(format!("vectorize({x}, {lanes})"));
-        out.push(chain.join("."));
-        let _ = write!(why, "; update {k}: `{x}` innermost, {lanes} lanes");
+        let outer = vars
+            .iter()
+            .filter_map(|(n, v)| match v {
+                UpdateVar::Pure(d) if *d > 0 => Some((n, extent(*d))),
+                _ => None,
+            })
+            .max_by_key(|&(_, e)| e);
+        let points: i64 = extents.iter().product();
+        if let Some((y, e)) = outer.filter(|&(_, e)| e >= 2 * m.threads as i64 && points >= 1 << 14)
+        {
+            chain.push(format!("parallel({y})"));
+            said.push(format!("`{y}` ({e}) in parallel"));
+        }
+        if said.is_empty() {
+            let _ = write!(why, "; update {k} serial");
+        } else {
+            out.push(chain.join("."));
+            let _ = write!(why, "; update {k}: {}", said.join(", "));
+        }
     }
     (out, why)
 }
@@ -253,6 +280,14 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
         let host = base.is_compute_target(f);
         let why = if same_point && reads == 1 {
             Some("read once, at its consumer's point: inlined".to_string())
+        } else if same_point && consumers.len() == 1 {
+            // Reads at one point are one value: the code generator's
+            // expressions are pure, so LLVM evaluates the repeated
+            // subexpression once (Harris: the structure tensor inlined into
+            // the response runs 28% faster than computed a row at a time).
+            Some(format!(
+                "read {reads} times by one consumer, always at its point: one value, inlined"
+            ))
         } else if trivial {
             Some(format!(
                 "{ops} operation(s) on values read at its own point, read {reads} time(s): cheaper to recompute than to store, inlined"
@@ -323,7 +358,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
             why += if hf.updates.is_empty() {
                 "computed at root (read by several groups, at another resolution or at computed coordinates); "
             } else {
-                "computed at root (it has update definitions, whose loops stay serial); "
+                "computed at root (it has update definitions); "
             };
         }
         let lanes = |f: FuncId| (m.vector_bytes / bytes(q.funcs[f].ty)).clamp(4, 64);
@@ -346,7 +381,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
             } else {
                 let _ = write!(why, "{n} points: serial");
             }
-            let (u, uwhy) = update_directives(&q, h, w, n);
+            let (u, uwhy) = update_directives(&q, h, w, &regions.extents[h], m);
             directives.extend(u);
             why += &uwhy;
             funcs[h] = Some(FuncPlan {
@@ -379,15 +414,18 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
         let row_cost =
             |f: FuncId| access::cost(&q.funcs[f].pure).max(1) as f64 * extent(f, 0).max(1) as f64;
         let group: Vec<FuncId> = std::iter::once(h).chain(members.iter().copied()).collect();
+        // The modelled time of strips of `strip` rows: the work of all
+        // strips shared by the threads, plus half a strip for the last
+        // thread to finish. Each strip computes its members' halo rows again
+        // and costs about two rows more (its sliding windows start afresh,
+        // its buffers are taken and given back).
         let strip_time = |strip: i64| -> f64 {
             let tasks = (rows + strip - 1) / strip;
-            let rounds = (tasks + m.threads as i64 - 1) / m.threads as i64;
             let per_strip: f64 = group
                 .iter()
-                .map(|&f| row_cost(f) * (strip + halo(f)) as f64)
-                .sum::<f64>()
-                + row_cost(h);
-            rounds as f64 * per_strip
+                .map(|&f| row_cost(f) * (strip + halo(f) + 2) as f64)
+                .sum::<f64>();
+            tasks as f64 * per_strip / m.threads as f64 + per_strip / 2.0
         };
         let candidates: Vec<i64> = [8i64, 16, 32, 64, 128, 256]
             .into_iter()
@@ -495,7 +533,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
                 String::new()
             }
         );
-        let (u, uwhy) = update_directives(&q, h, w, width);
+        let (u, uwhy) = update_directives(&q, h, w, &regions.extents[h], m);
         directives.extend(u);
         why += &uwhy;
         funcs[h] = Some(FuncPlan {
