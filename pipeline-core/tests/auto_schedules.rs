@@ -403,3 +403,41 @@ fn machine_models_parse_and_refuse_nonsense() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+#[test]
+fn long_chains_are_cut_into_groups_of_bounded_size() {
+    use pipeline_core::schedule::auto::MAX_GROUP_MEMBERS;
+    let n = MAX_GROUP_MEMBERS + 4;
+    let mut source = String::from(
+        "pub fn chain(input: Image<f32, 2>) -> Image<f32, 2> {\n f0(x, y) = input.clamp_edge()(x, y);\n",
+    );
+    for k in 1..=n {
+        let (p, dx, dy) = (k - 1, k % 2, 1 - k % 2);
+        source += &format!(
+            " f{k}(x, y) = (f{p}(x - {dx}, y - {dy}) + f{p}(x, y) + f{p}(x + {dx}, y + {dy})) * 0.25;\n"
+        );
+    }
+    source += &format!(" f{n}\n}}\n");
+    let (p, plan) = plan(&source, "chain", &Machine::default());
+    let heads: Vec<&str> = (1..n)
+        .filter(|&k| of(&p, &plan, &format!("f{k}")).decision == Decision::Head)
+        .map(|k| p.funcs[k].name.as_str())
+        .collect();
+    let fused = |h: usize| {
+        plan.funcs
+            .iter()
+            .filter(|fp| {
+                fp.as_ref()
+                    .is_some_and(|fp| fp.decision == Decision::Fused { head: h })
+            })
+            .count()
+    };
+    // The output's group takes the eight stages before it; the next stage
+    // heads a group of its own, at root.
+    assert_eq!(fused(p.outputs[0]), MAX_GROUP_MEMBERS, "{}", plan.report);
+    assert!(!heads.is_empty(), "{}", plan.report);
+    for h in 0..p.funcs.len() {
+        assert!(fused(h) <= MAX_GROUP_MEMBERS);
+    }
+    agrees(&source, "chain");
+}
