@@ -57,7 +57,8 @@ What it does, in one run:
    hand-scheduled one bit for bit, Halide's are compared with it; all are
    timed in the same rounds, and a second table gives ours auto against our
    hand schedule and against the best of Halide's three.
-8. Runs benches/libblur (skip with --no-libblur): our blurs beside libblur's,
+8. Runs benches/libblur (skip with --no-libblur), and again with ours
+   built with PIPELINE_SCHEDULE=auto unless --no-auto: our blurs beside libblur's,
    the crate a Rust user would pick instead, on a 3840x2160 image, alternating
    in rounds inside that bench, with outputs compared where both compute the
    same arithmetic; prints its table.
@@ -323,16 +324,11 @@ def halide_harris(hl, libm_exp=False, manual=True):
     out[x, y] = det - f(0.04) * trace * trace
 
     if manual:
-        out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
-        gray.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 8)
-        ix.compute_root().parallel(y).vectorize(x, 8)
-        iy.compute_root().parallel(y).vectorize(x, 8)
-        ixx.compute_inline()
-        iyy.compute_inline()
-        ixy.compute_inline()
-        sxx.compute_at(out, yi).vectorize(x, 8)
-        syy.compute_at(out, yi).vectorize(x, 8)
-        sxy.compute_at(out, yi).vectorize(x, 8)
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+        gray.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+        ix.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+        iy.store_at(out, yo).compute_at(out, yi).vectorize(x, 8)
+        # ixx, iyy, ixy, sxx, syy and sxy are inlined (Halide's default).
     return out, [inp], []
 
 
@@ -514,12 +510,17 @@ def halide_autoscheduled(hl, build, in_shape, out_shape, scheduler, threads, tar
     return pipe, inputs, time.perf_counter() - t0
 
 
-def run_libblur(runs, rounds, threads):
+def run_libblur(runs, rounds, threads, auto=False):
     """Runs benches/libblur (our blurs beside libblur's, alternating in rounds
-    inside that bench, outputs cross-checked there) and prints its table."""
+    inside that bench, outputs cross-checked there) and prints its table;
+    with `auto`, ours are built with PIPELINE_SCHEDULE=auto."""
     env = dict(os.environ, LIBBLUR_RUNS=str(runs), LIBBLUR_ROUNDS=str(rounds), RAYON_NUM_THREADS=str(threads))
+    env.pop("PIPELINE_SCHEDULE", None)
     # The same target directory as the main bench, so pipeline builds once.
-    env.setdefault("CARGO_TARGET_DIR", str(ROOT / "target"))
+    env["CARGO_TARGET_DIR"] = str(ROOT / "target")
+    if auto:
+        env["PIPELINE_SCHEDULE"] = "auto"
+        env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "auto-schedule")
     cmd = ["cargo", "bench", "--manifest-path", str(ROOT / "benches" / "libblur" / "Cargo.toml")]
     print("$ " + " ".join(cmd), file=sys.stderr, flush=True)
     done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
@@ -528,7 +529,8 @@ def run_libblur(runs, rounds, threads):
     print()
     print(
         f"Against libblur 0.24 (benches/libblur), 3840x2160, {threads} threads on both sides; {rounds} rounds "
-        f"alternating the two sides, each the median of {runs} runs; medians over rounds:"
+        f"alternating the two sides, each the median of {runs} runs; medians over rounds"
+        + (", ours without schedules (PIPELINE_SCHEDULE=auto):" if auto else ":")
     )
     print()
     for line in done.stdout.splitlines():
@@ -856,6 +858,8 @@ def main():
         print(f"| {name} | " + " | ".join(cells) + " |")
     if not args.no_libblur:
         run_libblur(args.runs, rounds, threads)
+        if auto_on:
+            run_libblur(args.runs, rounds, threads, auto=True)
     print(f"\nTotal time of this script (the bench's build included): {time.time() - started:.1f} s")
     if not all(same for same, _ in checks.values()) or not all(auto_same.values()):
         sys.exit(2)
