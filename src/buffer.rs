@@ -26,19 +26,57 @@ pub struct Buffer<T, const N: usize> {
     shape: [usize; N],
 }
 
+/// An empty `Vec` with room for exactly the elements of `shape`, and their
+/// number, or the error that says why there is no room.
+fn reserve<T, const N: usize>(shape: [usize; N]) -> Result<(Vec<T>, usize), Error> {
+    let too_large = |bytes: Option<u128>| Error::BufferTooLarge {
+        shape: shape.to_vec(),
+        bytes,
+    };
+    let Some(count) = element_count(shape) else {
+        return Err(too_large(None));
+    };
+    let bytes = count as u128 * core::mem::size_of::<T>() as u128;
+    let mut data = Vec::new();
+    data.try_reserve_exact(count)
+        .map_err(|_| too_large(Some(bytes)))?;
+    Ok((data, count))
+}
+
 impl<T: Element, const N: usize> Buffer<T, N> {
     /// A buffer of `shape` filled with `T::default()` (zero).
     ///
     /// # Panics
     ///
     /// Like `Vec`, if the number of elements overflows `usize` ("capacity
-    /// overflow") or the allocation fails.
+    /// overflow") or the allocation fails; [`Buffer::try_new`] returns an
+    /// `Err` instead.
     pub fn new(shape: [usize; N]) -> Self {
         let count = element_count(shape).expect("capacity overflow");
         Buffer {
             data: vec![T::default(); count],
             shape,
         }
+    }
+
+    /// A buffer of `shape` filled with `T::default()`, or
+    /// [`Error::BufferTooLarge`] when its size overflows or the memory cannot
+    /// be had: [`Buffer::new`] for shapes that come from outside the program.
+    pub fn try_new(shape: [usize; N]) -> Result<Self, Error> {
+        let (mut data, count) = reserve::<T, N>(shape)?;
+        data.resize(count, T::default());
+        Ok(Buffer { data, shape })
+    }
+
+    /// [`Buffer::from_fn`], or [`Error::BufferTooLarge`] when the buffer
+    /// cannot be allocated (`f` is then never called).
+    pub fn try_from_fn(
+        shape: [usize; N],
+        mut f: impl FnMut([usize; N]) -> T,
+    ) -> Result<Self, Error> {
+        let (mut data, _) = reserve::<T, N>(shape)?;
+        for_each_coord(shape, |c| data.push(f(c)));
+        Ok(Buffer { data, shape })
     }
 
     /// A buffer of `shape` that takes ownership of `data`, laid out `x` fastest.
@@ -217,6 +255,57 @@ mod tests {
     #[should_panic(expected = "capacity overflow")]
     fn new_panics_on_capacity_overflow() {
         let _ = Buffer::<u8, 2>::new([usize::MAX, 2]);
+    }
+
+    #[test]
+    fn try_new_returns_an_error_where_new_would_panic_or_abort() {
+        // The element count overflows usize.
+        let e = Buffer::<u8, 2>::try_new([usize::MAX, 2]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::BufferTooLarge {
+                shape: vec![usize::MAX, 2],
+                bytes: None
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("more elements than a usize can count"),
+            "{e}"
+        );
+        // The count fits, the bytes do not (2^62 u32s).
+        let e = Buffer::<u32, 2>::try_new([1 << 31, 1 << 31]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::BufferTooLarge {
+                shape: vec![1 << 31, 1 << 31],
+                bytes: Some(1 << 64)
+            }
+        );
+        // Both fit, the allocator refuses (2^60 bytes).
+        let e = Buffer::<u8, 2>::try_new([1 << 40, 1 << 20]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1152921504606846976 bytes, more than can be allocated"),
+            "{e}"
+        );
+        let mut called = false;
+        let e = Buffer::<u8, 2>::try_from_fn([1 << 40, 1 << 20], |_| {
+            called = true;
+            0
+        });
+        assert!(e.is_err() && !called);
+        // Sizes that fit are the same buffers as `new` and `from_fn` give.
+        assert_eq!(
+            Buffer::<u16, 2>::try_new([3, 2]).unwrap(),
+            Buffer::new([3, 2])
+        );
+        assert_eq!(Buffer::<u16, 2>::try_new([0, usize::MAX]).unwrap().len(), 0);
+        let f = |[x, y]: [usize; 2]| (x + 10 * y) as u16;
+        assert_eq!(
+            Buffer::try_from_fn([3, 2], f).unwrap(),
+            Buffer::from_fn([3, 2], f)
+        );
     }
 
     #[test]

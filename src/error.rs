@@ -51,6 +51,15 @@ pub enum Error {
         /// The region the view covers.
         bounds: String,
     },
+    /// A buffer of the shape asked for cannot be allocated: its element count
+    /// or its size in bytes overflows, or the allocator refused the memory
+    /// ([`Buffer::try_new`](crate::Buffer::try_new)).
+    BufferTooLarge {
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// The bytes it needs, when that fits in a `u128`.
+        bytes: Option<u128>,
+    },
     /// A region is too large to compute or to allocate: a coordinate does not fit
     /// in `i32`, its element count overflows `usize`, or the allocation failed.
     RegionTooLarge {
@@ -181,6 +190,18 @@ impl fmt::Display for Error {
                 "the region {region} is not inside the view, which covers {bounds}; \
                  crop to a region inside the view"
             ),
+            Error::BufferTooLarge { shape, bytes } => match bytes {
+                Some(b) => write!(
+                    f,
+                    "a buffer of shape {shape:?} needs {b} bytes, more than can be allocated here; \
+                     use a smaller shape or process the image in pieces"
+                ),
+                None => write!(
+                    f,
+                    "a buffer of shape {shape:?} has more elements than a usize can count; \
+                     use a smaller shape or process the image in pieces"
+                ),
+            },
             Error::RegionTooLarge { func, region } => write!(
                 f,
                 "the region {region} of `{func}` is too large: every coordinate must \
@@ -313,6 +334,13 @@ mod tests {
                     bounds: "[0, 4)".into(),
                 },
                 "the region [0, 5) is not inside the view, which covers [0, 4)",
+            ),
+            (
+                Error::BufferTooLarge {
+                    shape: vec![1 << 40, 1 << 20],
+                    bytes: Some(1 << 60),
+                },
+                "a buffer of shape [1099511627776, 1048576] needs 1152921504606846976 bytes",
             ),
             (
                 Error::RegionTooLarge {
