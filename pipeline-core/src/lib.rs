@@ -206,7 +206,17 @@ fn schedule_text(
 
 /// Expands a `pipeline!` invocation. Errors become `compile_error!`s at the
 /// user's tokens; this function never panics on any input.
+///
+/// It runs on a stack segment of its own: syn parses nested groups (`((..))`)
+/// by recursion, and drops the trees it built by recursion too, neither on
+/// our `deep` segments; 10,000 nested parentheses overflowed rustc's 8 MiB.
+/// The segment is reserved, not touched: pages are taken as the recursion
+/// reaches them.
 pub fn expand(input: TokenStream) -> TokenStream {
+    stacker::maybe_grow(64 << 20, 1 << 30, || expand_here(input))
+}
+
+fn expand_here(input: TokenStream) -> TokenStream {
     let source = input.to_string();
     let program: Program = match syn::parse2(input) {
         Ok(p) => p,

@@ -10,7 +10,11 @@ fn expand_on_8_mib(source: String) -> Vec<String> {
     std::thread::Builder::new()
         .stack_size(8 << 20)
         .spawn(move || {
-            let tokens: proc_macro2::TokenStream = source.parse().expect("tokens");
+            // rustc hands the macro its tokens already parsed; here the
+            // string is parsed (by recursion over its groups) on a stack of
+            // its own.
+            let tokens: proc_macro2::TokenStream =
+                stacker::grow(1 << 30, || source.parse().expect("tokens"));
             pipeline_core::expand(tokens)
                 .into_iter()
                 .filter_map(|t| match t {
@@ -40,4 +44,18 @@ fn a_sum_of_100_000_terms_expands() {
         idents.iter().any(|i| i == "big"),
         "the function, not an error: {idents:?}"
     );
+}
+
+/// 10,000 nested parentheses: syn parses them by recursion, and drops the
+/// tree by recursion too.
+#[test]
+fn ten_thousand_nested_parentheses_expand() {
+    let depth = 10_000;
+    let source = format!(
+        "fn nested(input: Image<f32, 2>) -> Image<f32, 2> {{ out(x, y) = {}input(x, y){}; out }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let idents = expand_on_8_mib(source);
+    assert!(idents.iter().any(|i| i == "nested"), "{idents:?}");
 }
