@@ -213,7 +213,7 @@ fn schedule_text(
 /// The segment is reserved, not touched: pages are taken as the recursion
 /// reaches them.
 pub fn expand(input: TokenStream) -> TokenStream {
-    stacker::maybe_grow(64 << 20, 1 << 30, || expand_here(input))
+    on_big_stack(|| expand_here(input))
 }
 
 fn expand_here(input: TokenStream) -> TokenStream {
@@ -421,6 +421,15 @@ pub fn scheduled_from_source(
     source: &str,
     name: &str,
 ) -> Result<(Pipeline, schedule::Schedule), String> {
+    on_big_stack(|| scheduled_here(source, name))
+}
+
+/// Runs `f` on a reserved stack segment of 1 GiB (see [`expand`]).
+fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 << 20, 1 << 30, f)
+}
+
+fn scheduled_here(source: &str, name: &str) -> Result<(Pipeline, schedule::Schedule), String> {
     let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
     let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
     let item = program
@@ -452,6 +461,10 @@ pub fn scheduled_from_source(
 /// Parses and checks the pipeline `name` from the text of a `pipeline!`
 /// invocation (for the interpreter in tests and tools).
 pub fn pipeline_from_source(source: &str, name: &str) -> Result<Pipeline, String> {
+    on_big_stack(|| pipeline_here(source, name))
+}
+
+fn pipeline_here(source: &str, name: &str) -> Result<Pipeline, String> {
     let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
     let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
     let item = program

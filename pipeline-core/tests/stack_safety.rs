@@ -59,3 +59,44 @@ fn ten_thousand_nested_parentheses_expand() {
     let idents = expand_on_8_mib(source);
     assert!(idents.iter().any(|i| i == "nested"), "{idents:?}");
 }
+
+/// Whether the expansion is the pipeline's function, not a compile error.
+fn expands_to(idents: &[String], name: &str) -> bool {
+    idents.iter().any(|i| i == name) && !idents.iter().any(|i| i == "compile_error")
+}
+
+/// A chain of 1,000 funcs, each read once at its reader's point: the
+/// auto-scheduler inlines them all into one expression 1,000 deep.
+#[test]
+fn a_chain_of_1000_funcs_expands() {
+    let mut body = String::from("f0(x, y) = input(x, y);\n");
+    for k in 1..1000 {
+        body += &format!("f{k}(x, y) = f{}(x, y) * 0.5 + 1.0;\n", k - 1);
+    }
+    let source = format!("fn chain(input: Image<f32, 2>) -> Image<f32, 2> {{ {body} f999 }}");
+    assert!(expands_to(&expand_on_8_mib(source), "chain"));
+}
+
+/// Compile-time loops nested 1,000 levels deep, and one of 1,000
+/// iterations, which is a compile error (loops unroll at most 64).
+#[test]
+fn compile_time_loops_of_1000_levels_expand_or_are_errors() {
+    let depth = 1000;
+    let source = format!(
+        "fn nested(input: Image<f32, 2>) -> Image<f32, 2> {{ {} g[l0](x, y) = input(x, y) * 2.0; {} g[0] }}",
+        (0..depth).map(|k| format!("for l{k} in 0..1 {{")).collect::<String>(),
+        "}".repeat(depth)
+    );
+    assert!(expands_to(&expand_on_8_mib(source), "nested"));
+
+    let source = "fn levels(input: Image<f32, 2>) -> Image<f32, 2> {
+        g[0](x, y) = input(x, y);
+        for l in 1..1000 {
+            g[l](x, y) = g[l - 1](x, y) * 0.5 + 1.0;
+        }
+        g[999]
+    }"
+    .to_string();
+    let idents = expand_on_8_mib(source);
+    assert!(idents.iter().any(|i| i == "compile_error"), "{idents:?}");
+}

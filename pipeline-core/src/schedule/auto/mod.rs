@@ -141,12 +141,14 @@ fn consumer_map(p: &Pipeline, live: &[FuncId]) -> Vec<Vec<FuncId>> {
     out
 }
 
-/// Substitutes `f` into its consumers, unless a definition would grow past
-/// [`MAX_INLINED_NODES`].
-fn inline_one(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Option<Pipeline> {
-    let body = p.funcs[f].pure.clone();
-    let mut q = p.clone();
-    for &c in consumers {
+/// Substitutes `f` into its consumers in place, unless a definition would
+/// grow past [`MAX_INLINED_NODES`] (then nothing changes), and moves `f`'s
+/// producers' consumer lists from `f` to its consumers.
+fn inline_into(q: &mut Pipeline, f: FuncId, consumers: &mut [Vec<FuncId>]) -> bool {
+    let body = q.funcs[f].pure.clone();
+    let readers = consumers[f].clone();
+    let mut before = Vec::new();
+    for &c in &readers {
         let subst = |e: &crate::ir::Expr| {
             e.rewrite(&mut |n| match &n.kind {
                 ExprKind::Load {
@@ -157,6 +159,7 @@ fn inline_one(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Option<Pipeline>
                 _ => n,
             })
         };
+        before.push((c, q.funcs[c].pure.clone(), q.funcs[c].updates.clone()));
         let func = &mut q.funcs[c];
         func.pure = subst(&func.pure);
         for u in &mut func.updates {
@@ -168,10 +171,23 @@ fn inline_one(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Option<Pipeline>
             .iter()
             .any(|(_, e)| access::size(e) > MAX_INLINED_NODES);
         if grown {
-            return None;
+            for (c, pure, updates) in before {
+                q.funcs[c].pure = pure;
+                q.funcs[c].updates = updates;
+            }
+            return false;
         }
     }
-    Some(q)
+    for g in q.callees(f) {
+        consumers[g].retain(|&c| c != f);
+        for &c in &readers {
+            if c != g && !consumers[g].contains(&c) {
+                consumers[g].push(c);
+            }
+        }
+    }
+    consumers[f].clear();
+    true
 }
 
 /// Bytes of one value of a type in memory.
@@ -263,23 +279,20 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
     // 1. Inlining, producers first, on a copy of the pipeline that follows
     // the decisions (a func's reads change when its producers are inlined).
     let mut q = p.clone();
+    let mut consumers_q = consumer_map(&q, &live);
     for &f in &live {
         if pinned(f) && base.funcs[f].compute == ComputeLevel::Inline {
-            let consumers = consumer_map(&q, &q.live_funcs())[f].clone();
-            if let Some(r) = inline_one(&q, f, &consumers) {
-                q = r;
-            }
+            inline_into(&mut q, f, &mut consumers_q);
         }
     }
     for &f in &live {
         if pinned(f) || p.outputs.contains(&f) || !q.funcs[f].updates.is_empty() {
             continue;
         }
-        let live_q = q.live_funcs();
-        if !live_q.contains(&f) {
+        if consumers_q[f].is_empty() {
             continue;
         }
-        let consumers = consumer_map(&q, &live_q)[f].clone();
+        let consumers = consumers_q[f].clone();
         let edges = access::edges(&q, f, &consumers);
         let reads: usize = edges.iter().map(|e| e.reads).sum();
         let same_point = edges.iter().all(Edge::pointwise);
@@ -307,8 +320,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
         let Some(why) = why.filter(|_| !host) else {
             continue;
         };
-        if let Some(r) = inline_one(&q, f, &consumers) {
-            q = r;
+        if inline_into(&mut q, f, &mut consumers_q) {
             funcs[f] = Some(FuncPlan {
                 decision: Decision::Inline,
                 directives: vec!["compute_inline()".into()],
