@@ -100,3 +100,25 @@ fn compile_time_loops_of_1000_levels_expand_or_are_errors() {
     let idents = expand_on_8_mib(source);
     assert!(idents.iter().any(|i| i == "compile_error"), "{idents:?}");
 }
+
+/// A pipeline holding a 100,000-deep expression, cloned and dropped on a
+/// 1 MiB thread outside the macro: `Expr`'s drop, like its clone, goes on
+/// new stack segments (the derived one recursed per level).
+#[test]
+fn deep_expressions_clone_and_drop_on_a_small_stack() {
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            let terms = vec!["1.0"; 100_000].join(" + ");
+            let source = format!(
+                "fn big(input: Image<f32, 2>) -> Image<f32, 2> {{ out(x, y) = input(x, y) + {terms}; out }}"
+            );
+            let p = pipeline_core::pipeline_from_source(&source, "big").unwrap();
+            let copy = p.clone();
+            drop(p);
+            drop(copy);
+        })
+        .expect("spawn")
+        .join()
+        .expect("dropped without overflowing");
+}

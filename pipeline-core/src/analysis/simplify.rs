@@ -150,9 +150,9 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
     })
 }
 
-fn simplify_node(e: Expr, exact: bool) -> Expr {
+fn simplify_node(mut e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
-    match e.kind {
+    match std::mem::replace(&mut e.kind, ExprKind::Int(0)) {
         ExprKind::Binary(op, a, b) => {
             let (a, b) = (*a, *b);
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {

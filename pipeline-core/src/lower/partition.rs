@@ -465,9 +465,11 @@ impl Steady<'_> {
                 // tests of `constant(v)`'s select that the same ranges decide
                 // (`c >= min`, `c - min < extent`).
                 let unclamp = |e: &Expr| {
-                    let e = e.rewrite(&mut |n| {
+                    let e = e.rewrite(&mut |mut n| {
                         if self.droppable_boundary(&n, coords, innermost).is_some() {
-                            if let ExprKind::Boundary { coord, .. } = n.kind {
+                            if let ExprKind::Boundary { coord, .. } =
+                                std::mem::replace(&mut n.kind, ExprKind::Int(0))
+                            {
                                 return *coord;
                             }
                         }
