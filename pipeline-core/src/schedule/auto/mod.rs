@@ -520,7 +520,9 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
             fresh(&q, h, &format!("{x}o")),
             fresh(&q, h, &format!("{x}i")),
         );
-        if parallel || !members.is_empty() {
+        // (Also where a func the user placed is computed at the head's loops,
+        // which may name `yi`.)
+        if parallel || !members.is_empty() || base.is_compute_target(h) {
             directives.push(format!("split({y}, {yo}, {yi}, {strip})"));
         }
         let (store_loop, inner_x) = match tile {
