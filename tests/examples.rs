@@ -1004,3 +1004,63 @@ mod against_the_interpreter {
         });
     }
 }
+
+/// Every example's outputs as bytes, floats by their bits.
+fn all_outputs(size: [usize; 2]) -> Vec<(&'static str, Vec<u64>)> {
+    fn bits<T: Element, const N: usize>(b: &Buffer<T, N>) -> Vec<u64>
+    where
+        T: Into<f64>,
+    {
+        b.as_slice().iter().map(|&v| v.into().to_bits()).collect()
+    }
+    let [w, h] = size;
+    let pyramid = run_pyramid(&pyramid::make_input(w, h));
+    vec![
+        ("blur", bits(&run_blur(&blur::make_input(w, h)))),
+        (
+            "unsharp",
+            bits(&run_unsharp(&unsharp::make_input(w, h), 1.5, 1.5)),
+        ),
+        ("harris", bits(&run_harris(&harris::make_input(w, h)))),
+        (
+            "histogram_equalize",
+            bits(&run_equalize(&histogram_equalize::make_input(w, h))),
+        ),
+        (
+            "bilateral_grid",
+            bits(&run_bilateral(&bilateral_grid::make_input(w, h))),
+        ),
+        ("pyramid lap[0]", bits(&pyramid.0)),
+        ("pyramid gauss[3]", bits(&pyramid.3)),
+    ]
+}
+
+/// Outputs do not depend on the number of threads nor on the instruction-set
+/// level, floats included (no example asks for `fast_*`): bit for bit at 1,
+/// 2 and 7 threads and at every level the machine has.
+#[test]
+fn outputs_are_the_same_at_any_thread_count_and_level() {
+    let size = [131, 77];
+    let pool = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let reference =
+        pool(1).install(|| pipeline::rt::with_isa(pipeline::rt::Isa::Scalar, || all_outputs(size)));
+    for threads in [1, 2, 7] {
+        common::for_each_isa(|isa| {
+            let got = pool(threads).install(|| {
+                let level = pipeline::rt::Isa::from_name(isa).unwrap();
+                pipeline::rt::with_isa(level, || all_outputs(size))
+            });
+            for ((name, want), (_, got)) in reference.iter().zip(&got) {
+                assert!(
+                    want == got,
+                    "{name} at {threads} threads and {isa} differs from one scalar thread"
+                );
+            }
+        });
+    }
+}
