@@ -258,17 +258,9 @@ impl Drop for Expr {
     /// Drops the children on a new stack segment where the tree is deep (the
     /// derived drop recursed once per level on the caller's stack).
     fn drop(&mut self) {
-        if matches!(
-            self.kind,
-            ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::Bool(_)
-                | ExprKind::Var(_)
-                | ExprKind::RVar(_)
-                | ExprKind::Param(_)
-                | ExprKind::Sym(_)
-                | ExprKind::LetVar(_)
-        ) {
+        let mut leaf = true;
+        self.for_each_child(|_| leaf = false);
+        if leaf {
             return;
         }
         let kind = std::mem::replace(&mut self.kind, ExprKind::Int(0));

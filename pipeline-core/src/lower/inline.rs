@@ -42,16 +42,6 @@ pub fn inline(p: &Pipeline, sched: &Schedule) -> Result<(Pipeline, Vec<FuncId>),
             });
         let Some(f) = candidate else { break };
         let body = p.funcs[f].pure.clone();
-        let subst = |e: &Expr| -> Expr {
-            e.rewrite(&mut |n| match &n.kind {
-                ExprKind::Load {
-                    source: Source::Func(g),
-                    args,
-                    ..
-                } if *g == f => substitute_vars(&body, args),
-                _ => n,
-            })
-        };
         let body_size = size(&body);
         for consumer in p.consumers(f) {
             let c = &p.funcs[consumer];
@@ -86,20 +76,35 @@ pub fn inline(p: &Pipeline, sched: &Schedule) -> Result<(Pipeline, Vec<FuncId>),
                     });
                 }
             }
-            let c = &mut p.funcs[consumer];
-            c.pure = subst(&c.pure);
-            for u in &mut c.updates {
-                u.value = subst(&u.value);
-                u.args = u.args.iter().map(subst).collect();
-            }
+            substitute_func(&mut p.funcs[consumer], f, &body);
         }
         inlined.push(f);
     }
     Ok((p, inlined))
 }
 
+/// Replaces every read of func `f` in `consumer`'s definitions with `body`,
+/// `f`'s pure definition, at the coordinates read.
+pub fn substitute_func(consumer: &mut Func, f: FuncId, body: &Expr) {
+    let subst = |e: &Expr| -> Expr {
+        e.rewrite(&mut |n| match &n.kind {
+            ExprKind::Load {
+                source: Source::Func(g),
+                args,
+                ..
+            } if *g == f => substitute_vars(body, args),
+            _ => n,
+        })
+    };
+    consumer.pure = subst(&consumer.pure);
+    for u in &mut consumer.updates {
+        u.value = subst(&u.value);
+        u.args = u.args.iter().map(subst).collect();
+    }
+}
+
 /// The number of nodes of an expression.
-fn size(e: &Expr) -> usize {
+pub fn size(e: &Expr) -> usize {
     let mut n = 0;
     e.visit(&mut |_| n += 1);
     n

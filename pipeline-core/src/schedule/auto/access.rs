@@ -192,10 +192,3 @@ pub fn arithmetic(e: &Expr) -> usize {
     });
     cost(e).saturating_sub(loads)
 }
-
-/// The number of nodes of an expression.
-pub fn size(e: &Expr) -> usize {
-    let mut n = 0;
-    e.visit(&mut |_| n += 1);
-    n
-}

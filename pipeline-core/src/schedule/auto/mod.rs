@@ -44,7 +44,8 @@ pub mod model;
 
 pub use model::{Estimates, Machine, MACHINE_ENV};
 
-use crate::ir::{ExprKind, FuncId, Pipeline, Source, Type};
+use crate::ir::{FuncId, Pipeline, Type};
+use crate::lower::inline::{size, substitute_func};
 use crate::schedule::{ComputeLevel, Schedule};
 use access::Edge;
 use std::fmt::Write;
@@ -149,27 +150,12 @@ fn inline_into(q: &mut Pipeline, f: FuncId, consumers: &mut [Vec<FuncId>]) -> bo
     let readers = consumers[f].clone();
     let mut before = Vec::new();
     for &c in &readers {
-        let subst = |e: &crate::ir::Expr| {
-            e.rewrite(&mut |n| match &n.kind {
-                ExprKind::Load {
-                    source: Source::Func(g),
-                    args,
-                    ..
-                } if *g == f => crate::lower::inline::substitute_vars(&body, args),
-                _ => n,
-            })
-        };
         before.push((c, q.funcs[c].pure.clone(), q.funcs[c].updates.clone()));
-        let func = &mut q.funcs[c];
-        func.pure = subst(&func.pure);
-        for u in &mut func.updates {
-            u.value = subst(&u.value);
-            u.args = u.args.iter().map(subst).collect();
-        }
+        substitute_func(&mut q.funcs[c], f, &body);
         let grown = q
             .definition_exprs(c)
             .iter()
-            .any(|(_, e)| access::size(e) > MAX_INLINED_NODES);
+            .any(|(_, e)| size(e) > MAX_INLINED_NODES);
         if grown {
             for (c, pure, updates) in before {
                 q.funcs[c].pure = pure;
