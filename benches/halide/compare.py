@@ -46,7 +46,8 @@ What it does, in one run:
    on 32 rows its JIT-compiled blur takes 0.6-0.8 ms per call, ours about 0.1,
    so a fixed cost that is not arithmetic would swamp the figure.)
 6. Runs our bench at each instruction-set level the processor has
-   (PIPELINE_ISA=scalar, sse4.1, avx2, avx512), the levels in turn in each of
+   (PIPELINE_ISA=scalar, sse4.1, avx2, avx512; our builds set
+   PIPELINE_KERNELS so that every level has a kernel of its own), the levels in turn in each of
    R rounds, and prints the median time per level and the median per-round
    speed-up over scalar.
 7. Without schedules (skip with --no-auto): builds our bench again with
@@ -91,6 +92,8 @@ AUTOSCHEDULERS = {
     "Li2018": "libautoschedule_li2018.so",
 }
 REQUIREMENTS = ["halide>=21,<22", "numpy"]
+# PIPELINE_KERNELS for our builds: a kernel at every instruction-set level.
+ALL_KERNELS = "sse4.1,avx2,avx512"
 # Suffix of the bench's results for the blur with its data in cache.
 CACHED = " in cache"
 # Written into the venv once the requirements installed, so later runs skip pip.
@@ -437,6 +440,9 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
     env.pop("HALIDE_COMPARE_DUMP", None)
     env.pop("PIPELINE_ISA", None)
     env.pop("PIPELINE_SCHEDULE", None)
+    # Every level gets a kernel, so that the per-level table times each
+    # (the best level runs the same kernel as in a default build).
+    env["PIPELINE_KERNELS"] = ALL_KERNELS
     if auto:
         env["PIPELINE_SCHEDULE"] = "auto"
         env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "auto-schedule")
@@ -516,6 +522,7 @@ def run_libblur(runs, rounds, threads, auto=False):
     with `auto`, ours are built with PIPELINE_SCHEDULE=auto."""
     env = dict(os.environ, LIBBLUR_RUNS=str(runs), LIBBLUR_ROUNDS=str(rounds), RAYON_NUM_THREADS=str(threads))
     env.pop("PIPELINE_SCHEDULE", None)
+    env["PIPELINE_KERNELS"] = ALL_KERNELS
     # The same target directory as the main bench, so pipeline builds once.
     env["CARGO_TARGET_DIR"] = str(ROOT / "target")
     if auto:

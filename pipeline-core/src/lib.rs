@@ -294,6 +294,16 @@ fn expand_here(input: TokenStream) -> TokenStream {
         }
     }
     let mut out = TokenStream::new();
+    let kernel_levels = match codegen::kernels::KernelLevels::from_env() {
+        Ok(k) => k,
+        Err(e) => {
+            let at = checked.first().map(|c| &c.ident);
+            return match at {
+                Some(ident) => syn::Error::new_spanned(ident, e).to_compile_error(),
+                None => syn::Error::new(proc_macro2::Span::call_site(), e).to_compile_error(),
+            };
+        }
+    };
     let mut uses_auto = false;
     for ((c, user), block) in checked.iter().zip(&schedules).zip(&blocks) {
         let auto = block.as_ref().is_none_or(|b| b.auto);
@@ -344,6 +354,7 @@ fn expand_here(input: TokenStream) -> TokenStream {
                     input_strides: &lowered.input_strides,
                     lowered: &lowered.text,
                     source: &source,
+                    kernels: kernel_levels,
                 })
             },
         );
@@ -353,6 +364,7 @@ fn expand_here(input: TokenStream) -> TokenStream {
     let tracked = [
         uses_auto.then_some(schedule::auto::MACHINE_ENV),
         Some(SCHEDULE_ENV),
+        Some(codegen::kernels::KERNELS_ENV),
     ];
     for var in tracked.into_iter().flatten() {
         out.extend(quote::quote! {

@@ -1,4 +1,5 @@
 //! Code generation back ends.
 
+pub mod kernels;
 pub mod rust;
 mod vector;

@@ -10,6 +10,7 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
+use super::kernels::{kernels, KernelLevels, Vectors};
 use super::vector::{self, AllLanes};
 use crate::analysis::bounds::BoundsProgram;
 use crate::front::check::CheckedPipeline;
@@ -38,9 +39,11 @@ pub struct Input<'a> {
     pub lowered: &'a str,
     /// The whole macro input, for the interpreter in tests.
     pub source: &'a str,
+    /// The levels that get a kernel of their own.
+    pub kernels: KernelLevels,
 }
 
-pub(super) fn rust_type(t: Type) -> TokenStream {
+pub(crate) fn rust_type(t: Type) -> TokenStream {
     let id = Ident::new(t.name(), Span::call_site());
     quote!(#id)
 }
@@ -1040,15 +1043,15 @@ pub fn generate(input: &Input) -> TokenStream {
     }
 
     let loops = g.stmt(input.body);
-    let levels = if !has_vector_loop(input.body) {
-        Levels::ScalarOnly
+    let vectors = if !has_vector_loop(input.body) {
+        Vectors::None
     } else if g.widest_vector.get() > 32 {
-        Levels::UpToAvx512
+        Vectors::Wider
     } else {
-        Levels::UpToAvx2
+        Vectors::UpTo256
     };
     let stride0: Vec<usize> = (0..p.inputs.len()).map(|i| g.input_stride0(i)).collect();
-    let body = kernels(p, b, &loops, levels, &stride0);
+    let body = kernels(p, b, &loops, vectors, input.kernels, &stride0);
 
     // required_region: one region per input.
     let regions: Vec<TokenStream> = p
@@ -1155,163 +1158,6 @@ fn has_vector_loop(s: &Stmt) -> bool {
             ..
         }
     ) || s.children().into_iter().any(has_vector_loop)
-}
-
-/// The loop nests as kernel functions, one per instruction-set level when
-/// the schedule vectorizes a loop (the same tokens compiled with each
-/// level's `#[target_feature]`; closures inside inherit it, so parallel
-/// loops do too), and the call of the one [`pipeline::rt::isa`] picks. A
-/// pipeline without vector loops has one kernel.
-/// Which instruction-set levels get a kernel of their own.
-#[derive(Clone, Copy, PartialEq)]
-enum Levels {
-    /// No vectorized loop: one kernel for every level.
-    ScalarOnly,
-    /// Vectors of at most 256 bits: AVX-512 processors run the AVX2 kernel.
-    /// Its kernel would use the same vectors; what LLVM adds there is its
-    /// own vectorization of the scalar edge loops, with 512-bit gathers
-    /// (90 of them in the Harris kernel) that lower the core's clock: Harris
-    /// and the unsharp mask ran 14% and 9% slower than with the AVX2 kernel.
-    UpToAvx2,
-    /// A vector wider than 256 bits: an AVX-512 kernel too.
-    UpToAvx512,
-}
-
-fn kernels(
-    p: &Pipeline,
-    b: &BoundsProgram,
-    body: &TokenStream,
-    levels: Levels,
-    input_stride0: &[usize],
-) -> TokenStream {
-    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
-    let mut params = vec![quote!(__s: [i64; #nsyms])];
-    let mut args = vec![quote!(__s)];
-    for (i, inp) in p.inputs.iter().enumerate() {
-        let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
-        let v = format_ident!("__in{}", i);
-        params.push(quote!(#v: ::pipeline::View<'_, #ty, #n>));
-        args.push(quote!(#v));
-        for d in 0..inp.dims {
-            for v in [
-                format_ident!("__in{}_min{}", i, d),
-                format_ident!("__in{}_ext{}", i, d),
-            ] {
-                params.push(quote!(#v: i32));
-                args.push(quote!(#v));
-            }
-        }
-    }
-    for (i, par) in p.params.iter().enumerate() {
-        let (v, ty) = (format_ident!("__p{}", i), rust_type(par.ty));
-        params.push(quote!(#v: #ty));
-        args.push(quote!(#v));
-    }
-    for (k, &f) in p.outputs.iter().enumerate() {
-        let func = &p.funcs[f];
-        let (ty, n) = (rust_type(func.ty), Literal::usize_unsuffixed(func.dims()));
-        let v = format_ident!("__out{}", k);
-        params.push(quote!(mut #v: ::pipeline::ViewMut<'_, #ty, #n>));
-        args.push(quote!(#v));
-    }
-    let result = quote!(::core::result::Result<(), ::pipeline::Error>);
-    let scalar = quote! {
-        fn __kernel(#(#params),*) -> #result {
-            let __isa = ::pipeline::rt::simd::Scalar;
-            #body
-            ::core::result::Result::Ok(())
-        }
-    };
-    if levels == Levels::ScalarOnly {
-        return quote! {
-            #scalar
-            __kernel(#(#args),*)
-        };
-    }
-    let mut kernels = vec![("Sse41", "sse4.1"), ("Avx2", "avx2,fma")];
-    if levels == Levels::UpToAvx512 {
-        kernels.push(("Avx512", "avx512f,avx512bw,avx2,fma"));
-    }
-    let mut fns = Vec::new();
-    let mut arms = Vec::new();
-    if levels == Levels::UpToAvx2 {
-        // SAFETY: `isa()` reports AVX-512 only where AVX2 and FMA are there.
-        arms.push(quote! {
-            #[cfg(target_arch = "x86_64")]
-            ::pipeline::rt::Isa::Avx512 => unsafe { __kernel_avx2(#(#args),*) },
-        });
-    }
-    for (level, features) in kernels {
-        let name = format_ident!("__kernel_{}", level.to_lowercase());
-        let level = format_ident!("{}", level);
-        fns.push(quote! {
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = #features)]
-            #[allow(unused_unsafe, unsafe_op_in_unsafe_fn)]
-            unsafe fn #name(#(#params),*) -> #result {
-                // SAFETY: the entry calls this kernel only at its level.
-                let __isa = unsafe { ::pipeline::rt::simd::#level::new_unchecked() };
-                #body
-                ::core::result::Result::Ok(())
-            }
-        });
-        // SAFETY: `isa()` reports only levels the processor supports.
-        arms.push(quote! {
-            #[cfg(target_arch = "x86_64")]
-            ::pipeline::rt::Isa::#level => unsafe { #name(#(#args),*) },
-        });
-    }
-    // Vector loads and stores need dimension 0 dense, or of the stride the
-    // schedule declares: an input or output that is not is copied.
-    let pipeline = &p.name;
-    let mut dense_inputs = Vec::new();
-    for (i, inp) in p.inputs.iter().enumerate() {
-        if input_stride0[i] != 1 {
-            continue;
-        }
-        let (v, copy) = (format_ident!("__in{}", i), format_ident!("__copy_in{}", i));
-        let name = &inp.name;
-        dense_inputs.push(quote! {
-            let mut #copy = ::core::option::Option::None;
-            let #v = ::pipeline::rt::dense_input(#pipeline, #name, #v, &mut #copy)?;
-        });
-    }
-    let mut dense_outputs = Vec::new();
-    let mut targets = Vec::new();
-    let mut finish = Vec::new();
-    for (k, &f) in p.outputs.iter().enumerate() {
-        let (v, dense) = (
-            format_ident!("__out{}", k),
-            format_ident!("__dense_out{}", k),
-        );
-        let name = &p.funcs[f].name;
-        dense_outputs.push(quote! {
-            let mut #dense = ::pipeline::rt::dense_output(#pipeline, #name, &#v)?;
-        });
-        targets.push(quote! {
-            let #v = match &mut #dense {
-                ::core::option::Option::Some(__d) => __d.view_mut().with_origin(#v.origin()),
-                ::core::option::Option::None => #v.reborrow(),
-            };
-        });
-        finish.push(quote!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
-    }
-    quote! {
-        #scalar
-        #(#fns)*
-        #(#dense_inputs)*
-        #(#dense_outputs)*
-        let __result = {
-            #(#targets)*
-            match ::pipeline::rt::isa() {
-                #(#arms)*
-                _ => __kernel(#(#args),*),
-            }
-        };
-        __result?;
-        #(#finish)*
-        ::core::result::Result::Ok(())
-    }
 }
 
 fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStream, TokenStream) {

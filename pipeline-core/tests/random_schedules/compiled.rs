@@ -187,6 +187,8 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
             .env("CARGO_TARGET_DIR", dir.join("target"))
             .env_remove("RUSTFLAGS")
             .env("PIPELINE_ISA", isa)
+            // A kernel for every level, not only the default ones.
+            .env("PIPELINE_KERNELS", "sse4.1,avx2,avx512")
             .output()
             .expect("cargo runs");
         let stdout = String::from_utf8_lossy(&out.stdout);

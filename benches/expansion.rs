@@ -1,0 +1,115 @@
+//! Compile time of the macro itself: the expansion of generated pipelines
+//! (what a user pays on every build, before rustc sees the generated code).
+//! `cargo bench --bench expansion`.
+//!
+//! - `stencil_chain/N`: N funcs, each a 3-tap stencil of the previous one,
+//!   alternately along x and y, under the automatic schedule (no block).
+//! - `stencil_chain/N hand`: the same under a hand schedule that computes
+//!   every func at root, vectorized, in parallel strips.
+//! - `examples`: every pipeline of the examples, as the macro expands them.
+//!
+//! The benches build the macro crate optimized (`opt-level` 3 in the bench
+//! profile); a user's build runs it at their `build-override` level (0 by
+//! default), some 5 to 10 times slower.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use proc_macro2::TokenStream;
+use std::hint::black_box;
+
+/// A chain of `n` 3-tap stencils, alternately along x and y.
+fn stencil_chain(n: usize, hand: bool) -> String {
+    let mut body = String::from("let c = input.clamp_edge();\nf0(x, y) = c(x - 1, y) + c(x, y) + c(x + 1, y);\n");
+    for k in 1..n {
+        let p = k - 1;
+        body += &if k % 2 == 0 {
+            format!("f{k}(x, y) = (f{p}(x - 1, y) + f{p}(x, y) + f{p}(x + 1, y)) * 0.25;\n")
+        } else {
+            format!("f{k}(x, y) = (f{p}(x, y - 1) + f{p}(x, y) + f{p}(x, y + 1)) * 0.25;\n")
+        };
+    }
+    let mut source =
+        format!("pub fn chain(input: Image<f32, 2>) -> Image<f32, 2> {{\n{body}f{}\n}}\n", n - 1);
+    if hand {
+        source += "schedule chain {\n";
+        for k in 0..n {
+            source += &format!("    f{k}.compute_root().split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);\n");
+        }
+        source += "}\n";
+    }
+    source
+}
+
+/// The bodies of every `pipeline! { .. }` in the examples.
+fn examples() -> Vec<(String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("examples/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable example");
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("pipeline! {") {
+            let body = &rest[i + "pipeline! {".len()..];
+            let mut depth = 1;
+            let end = body
+                .char_indices()
+                .find_map(|(k, ch)| {
+                    match ch {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    (depth == 0).then_some(k)
+                })
+                .expect("balanced braces");
+            out.push((name.clone(), body[..end].to_string()));
+            rest = &body[end..];
+        }
+    }
+    out
+}
+
+fn tokens(source: &str) -> TokenStream {
+    source.parse().expect("the generated source tokenizes")
+}
+
+/// Fails the bench if an expansion is a compile error: timing an error
+/// would time the wrong thing.
+fn expand_checked(source: &str) -> TokenStream {
+    let out = pipeline_core::expand(tokens(source));
+    assert!(!out.to_string().contains("compile_error"), "{out}");
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("stencil_chain");
+    group.sample_size(10);
+    for n in [30, 100] {
+        for hand in [false, true] {
+            let source = stencil_chain(n, hand);
+            expand_checked(&source);
+            let label = if hand { format!("{n} hand") } else { n.to_string() };
+            group.bench_function(label, |b| b.iter(|| pipeline_core::expand(tokens(black_box(&source)))));
+        }
+    }
+    group.finish();
+    let sources = examples();
+    for (_, s) in &sources {
+        expand_checked(s);
+    }
+    c.bench_function("examples", |b| {
+        b.iter(|| {
+            for (_, s) in &sources {
+                black_box(pipeline_core::expand(tokens(s)));
+            }
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

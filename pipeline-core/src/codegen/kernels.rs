@@ -1,0 +1,252 @@
+//! The kernel functions of a pipeline: its loop nests compiled once per
+//! instruction-set level that gets a kernel of its own, and the dispatch on
+//! the level [`pipeline::rt::isa`] reports at run time.
+//!
+//! Every kernel is the same tokens, compiled under its level's
+//! `#[target_feature]` (closures inside inherit it, so parallel loops do
+//! too), with `__isa` bound to that level's token of `rt::simd`. Each copy is
+//! a full loop nest for LLVM to optimize, which is where a release build's
+//! time goes, so only the levels that pay get one: by default scalar (the
+//! fallback every processor can run), AVX2 and, where some vector is wider
+//! than 256 bits, AVX-512. `PIPELINE_KERNELS` at build time chooses others;
+//! a processor runs the highest kernel its level reaches.
+
+use crate::analysis::bounds::BoundsProgram;
+use crate::ir::Pipeline;
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::rust::rust_type;
+
+/// The environment variable that lists the levels given a kernel of their
+/// own beside scalar (`sse4.1`, `avx2`, `avx512`, comma-separated; `scalar`
+/// alone for none).
+pub const KERNELS_ENV: &str = "PIPELINE_KERNELS";
+
+/// The x86-64 levels above scalar, lowest first: the name `PIPELINE_KERNELS`
+/// and `PIPELINE_ISA` use, the `rt::simd` token and `rt::Isa` variant, and
+/// the features its kernel is compiled with.
+const X86_LEVELS: [(&str, &str, &str); 3] = [
+    ("sse4.1", "Sse41", "sse4.1"),
+    ("avx2", "Avx2", "avx2,fma"),
+    ("avx512", "Avx512", "avx512f,avx512bw,avx2,fma"),
+];
+
+/// Which x86-64 levels may get a kernel of their own (in the order of
+/// `X86_LEVELS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelLevels([bool; 3]);
+
+impl Default for KernelLevels {
+    /// AVX2 and AVX-512. An SSE4.1 kernel gained 1.0-1.3x over scalar on
+    /// most pipelines (whose loops LLVM vectorizes with the baseline SSE2)
+    /// and cost a third of a vectorized pipeline's release build; processors
+    /// with SSE4.1 and without AVX2 run the scalar kernel.
+    fn default() -> Self {
+        KernelLevels([false, true, true])
+    }
+}
+
+impl KernelLevels {
+    /// The levels `PIPELINE_KERNELS` lists, or the default when it is unset.
+    pub fn from_env() -> Result<KernelLevels, String> {
+        match std::env::var(KERNELS_ENV) {
+            Ok(v) => KernelLevels::parse(&v),
+            Err(_) => Ok(KernelLevels::default()),
+        }
+    }
+
+    /// Parses `PIPELINE_KERNELS` syntax: level names separated by commas.
+    pub fn parse(text: &str) -> Result<KernelLevels, String> {
+        let mut on = [false; 3];
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "scalar" {
+                continue;
+            }
+            match X86_LEVELS.iter().position(|(n, ..)| *n == name) {
+                Some(i) => on[i] = true,
+                None => {
+                    return Err(format!(
+                        "{KERNELS_ENV}={text}: `{name}` is not a level; the levels are scalar, sse4.1, avx2 and avx512"
+                    ))
+                }
+            }
+        }
+        Ok(KernelLevels(on))
+    }
+}
+
+/// What a pipeline's loop nests need of the levels.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Vectors {
+    /// No vectorized loop: one kernel serves every level.
+    None,
+    /// Vectors of at most 256 bits: no AVX-512 kernel. Its kernel would use
+    /// the same vectors; what LLVM adds there is its own vectorization of the
+    /// scalar edge loops, with 512-bit gathers (90 of them in the Harris
+    /// kernel) that lower the core's clock: Harris and the unsharp mask ran
+    /// 14% and 9% slower than with the AVX2 kernel.
+    UpTo256,
+    /// Some vector wider than 256 bits.
+    Wider,
+}
+
+/// The kernel functions of the loop nest `body`, and the call of the one
+/// the processor's level picks, as the statements of the entry after its
+/// checks.
+pub fn kernels(
+    p: &Pipeline,
+    b: &BoundsProgram,
+    body: &TokenStream,
+    vectors: Vectors,
+    levels: KernelLevels,
+    input_stride0: &[usize],
+) -> TokenStream {
+    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
+    let mut params = vec![quote!(__s: [i64; #nsyms])];
+    let mut args = vec![quote!(__s)];
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
+        let v = format_ident!("__in{}", i);
+        params.push(quote!(#v: ::pipeline::View<'_, #ty, #n>));
+        args.push(quote!(#v));
+        for d in 0..inp.dims {
+            for v in [
+                format_ident!("__in{}_min{}", i, d),
+                format_ident!("__in{}_ext{}", i, d),
+            ] {
+                params.push(quote!(#v: i32));
+                args.push(quote!(#v));
+            }
+        }
+    }
+    for (i, par) in p.params.iter().enumerate() {
+        let (v, ty) = (format_ident!("__p{}", i), rust_type(par.ty));
+        params.push(quote!(#v: #ty));
+        args.push(quote!(#v));
+    }
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let func = &p.funcs[f];
+        let (ty, n) = (rust_type(func.ty), Literal::usize_unsuffixed(func.dims()));
+        let v = format_ident!("__out{}", k);
+        params.push(quote!(mut #v: ::pipeline::ViewMut<'_, #ty, #n>));
+        args.push(quote!(#v));
+    }
+    let result = quote!(::core::result::Result<(), ::pipeline::Error>);
+    let scalar = quote! {
+        fn __kernel(#(#params),*) -> #result {
+            let __isa = ::pipeline::rt::simd::Scalar;
+            #body
+            ::core::result::Result::Ok(())
+        }
+    };
+    // The levels with a kernel of their own.
+    let own: Vec<usize> = (0..X86_LEVELS.len())
+        .filter(|&i| levels.0[i] && (i < 2 || vectors == Vectors::Wider))
+        .collect();
+    if vectors == Vectors::None {
+        return quote! {
+            #scalar
+            __kernel(#(#args),*)
+        };
+    }
+    let kernel_name = |i: usize| format_ident!("__kernel_{}", X86_LEVELS[i].1.to_lowercase());
+    let mut fns = Vec::new();
+    for &i in &own {
+        let (_, token, features) = X86_LEVELS[i];
+        let (name, token) = (kernel_name(i), format_ident!("{}", token));
+        fns.push(quote! {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = #features)]
+            #[allow(unused_unsafe, unsafe_op_in_unsafe_fn)]
+            unsafe fn #name(#(#params),*) -> #result {
+                // SAFETY: the entry calls this kernel only at its level or above.
+                let __isa = unsafe { ::pipeline::rt::simd::#token::new_unchecked() };
+                #body
+                ::core::result::Result::Ok(())
+            }
+        });
+    }
+    // Each level runs the highest kernel at or below it; below the lowest,
+    // the scalar one (the `_` arm).
+    let mut arms = Vec::new();
+    for (level, (_, variant, _)) in X86_LEVELS.iter().enumerate() {
+        if let Some(&k) = own.iter().rev().find(|&&k| k <= level) {
+            let (name, variant) = (kernel_name(k), format_ident!("{}", variant));
+            // SAFETY: `isa()` reports only levels the processor supports, and
+            // each level has the features of every level below it.
+            arms.push(quote! {
+                #[cfg(target_arch = "x86_64")]
+                ::pipeline::rt::Isa::#variant => unsafe { #name(#(#args),*) },
+            });
+        }
+    }
+    // Vector loads and stores need dimension 0 dense, or of the stride the
+    // schedule declares: an input or output that is not is copied.
+    let pipeline = &p.name;
+    let mut dense_inputs = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        if input_stride0[i] != 1 {
+            continue;
+        }
+        let (v, copy) = (format_ident!("__in{}", i), format_ident!("__copy_in{}", i));
+        let name = &inp.name;
+        dense_inputs.push(quote! {
+            let mut #copy = ::core::option::Option::None;
+            let #v = ::pipeline::rt::dense_input(#pipeline, #name, #v, &mut #copy)?;
+        });
+    }
+    let mut dense_outputs = Vec::new();
+    let mut targets = Vec::new();
+    let mut finish = Vec::new();
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let (v, dense) = (
+            format_ident!("__out{}", k),
+            format_ident!("__dense_out{}", k),
+        );
+        let name = &p.funcs[f].name;
+        dense_outputs.push(quote! {
+            let mut #dense = ::pipeline::rt::dense_output(#pipeline, #name, &#v)?;
+        });
+        targets.push(quote! {
+            let #v = match &mut #dense {
+                ::core::option::Option::Some(__d) => __d.view_mut().with_origin(#v.origin()),
+                ::core::option::Option::None => #v.reborrow(),
+            };
+        });
+        finish.push(quote!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
+    }
+    quote! {
+        #scalar
+        #(#fns)*
+        #(#dense_inputs)*
+        #(#dense_outputs)*
+        let __result = {
+            #(#targets)*
+            match ::pipeline::rt::isa() {
+                #(#arms)*
+                _ => __kernel(#(#args),*),
+            }
+        };
+        __result?;
+        #(#finish)*
+        ::core::result::Result::Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_levels_parse() {
+        assert_eq!(KernelLevels::parse("avx2,avx512"), Ok(KernelLevels::default()));
+        assert_eq!(KernelLevels::parse("scalar"), Ok(KernelLevels([false; 3])));
+        assert_eq!(
+            KernelLevels::parse(" sse4.1 , avx2,avx512 "),
+            Ok(KernelLevels([true; 3]))
+        );
+        let e = KernelLevels::parse("avx2,neon").unwrap_err();
+        assert!(e.contains("`neon` is not a level"), "{e}");
+    }
+}
