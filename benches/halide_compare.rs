@@ -1,4 +1,4 @@
-//! Our side of the comparison with Halide (`benches/halide/compare.py`): six
+//! Our side of the comparison with Halide (`benches/halide/compare.py`): eight
 //! pipelines, each with the same algorithm and the same hand-written schedule as
 //! the Halide version in that script, timed on the same deterministic inputs.
 //!
@@ -6,7 +6,7 @@
 //! side-by-side table; to run this half alone:
 //! `cargo bench --bench halide_compare [-- NAME...]` (NAME: `blur3x3_u16`,
 //! `gauss5x5_u8`, `down2_u16`, `grey_rgb_u8`, `harris_f32`, `unsharp_f32`,
-//! `copy_bandwidth`; default all).
+//! `bilateral_f32`, `pyramid_f32`, `copy_bandwidth`; default all).
 //!
 //! Each pipeline is run twice to warm up (the first call starts the thread pool),
 //! then `HALIDE_COMPARE_RUNS` times (default 10); it prints one line
@@ -83,11 +83,17 @@ pipeline! {
     }
 }
 
+#[path = "../examples/bilateral_grid.rs"]
+mod bilateral_example;
 #[path = "../examples/harris.rs"]
 mod harris_example;
+#[path = "../examples/pyramid.rs"]
+mod pyramid_example;
 #[path = "../examples/unsharp.rs"]
 mod unsharp_example;
+use bilateral_example::bilateral_grid;
 use harris_example::harris;
+use pyramid_example::pyramid;
 use unsharp_example::unsharp;
 
 /// The unsharp mask's parameters (also in compare.py).
@@ -188,9 +194,18 @@ fn main() {
             ("grey_rgb_u8", grey_rgb::LOWERED),
             ("harris_f32", harris::LOWERED),
             ("unsharp_f32", unsharp::LOWERED),
+            ("bilateral_f32", bilateral_grid::LOWERED),
+            ("pyramid_f32", pyramid::LOWERED),
+        ];
+        let schedules = [
+            ("bilateral_f32", bilateral_grid::SCHEDULE),
+            ("pyramid_f32", pyramid::SCHEDULE),
         ];
         for (name, text) in lowered.iter().filter(|(name, _)| selected(name)) {
             println!("LOWERED {name}\n{text}");
+        }
+        for (name, text) in schedules.iter().filter(|(name, _)| selected(name)) {
+            println!("SCHEDULE {name}\n{text}");
         }
     }
 
@@ -261,6 +276,37 @@ fn main() {
         });
         report("unsharp_f32", w, h, t);
         dump("unsharp_f32", out.as_slice());
+    }
+
+    if selected("bilateral_f32") {
+        // The example's bilateral grid (8x8 cells, 10 levels) of a gray image.
+        let (w, h) = (2560, 1536);
+        let input = Buffer::<f32, 2>::from_fn([w, h], |[x, y]| ramp_and_noise(x, y, 0));
+        let mut out = Buffer::<f32, 2>::new([w, h]);
+        let t = time(runs, || bilateral_grid(black_box(&input), &mut out).unwrap());
+        report("bilateral_f32", w, h, t);
+        dump("bilateral_f32", out.as_slice());
+    }
+
+    if selected("pyramid_f32") {
+        // The example's Gaussian and Laplacian pyramids: four outputs, dumped
+        // one after the other (finest first).
+        let (w, h) = (2560, 1536);
+        let input = Buffer::<f32, 2>::from_fn([w, h], |[x, y]| ramp_and_noise(x, y, 0));
+        let (s0, s1, s2, s3) = pyramid::output_shape(input.shape());
+        let mut lap0 = Buffer::<f32, 2>::new(s0);
+        let mut lap1 = Buffer::<f32, 2>::new(s1);
+        let mut lap2 = Buffer::<f32, 2>::new(s2);
+        let mut gauss3 = Buffer::<f32, 2>::new(s3);
+        let t = time(runs, || {
+            pyramid(black_box(&input), &mut lap0, &mut lap1, &mut lap2, &mut gauss3).unwrap()
+        });
+        report("pyramid_f32", w, h, t);
+        let mut all = Vec::new();
+        for level in [&lap0, &lap1, &lap2, &gauss3] {
+            all.extend_from_slice(level.as_slice());
+        }
+        dump("pyramid_f32", &all);
     }
 
     if selected("copy_bandwidth") {

@@ -5,8 +5,8 @@ Run from anywhere in the repository:
 
     python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur] [--no-auto]
 
-NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32 (default:
-all).
+NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32,
+bilateral_f32, pyramid_f32 (default: all).
 
 What it does, in one run:
 
@@ -17,7 +17,7 @@ What it does, in one run:
    faster of memcpy and a copy with streaming stores, which on some machines
    is much faster because it does not read the destination first); the
    bench also writes its outputs to target/halide-compare/.
-3. Defines the same six algorithms with the same schedules in Halide's Python
+3. Defines the same eight algorithms with the same schedules in Halide's Python
    API, JIT-compiles each once and times `realize` into preallocated buffers
    (two warm-up runs, then the median of N), on inputs built from the same
    integer hash as the bench's.
@@ -108,7 +108,16 @@ BYTES_PER_OUTPUT = {
     "grey_rgb_u8": 3 + 1,  # interleaved RGB in, grey out
 }
 
-NAMES = ["blur3x3_u16", "gauss5x5_u8", "down2_u16", "grey_rgb_u8", "harris_f32", "unsharp_f32"]
+NAMES = [
+    "blur3x3_u16",
+    "gauss5x5_u8",
+    "down2_u16",
+    "grey_rgb_u8",
+    "harris_f32",
+    "unsharp_f32",
+    "bilateral_f32",
+    "pyramid_f32",
+]
 # The unsharp mask's parameters (also in benches/halide_compare.rs).
 SIGMA = 1.5
 AMOUNT = 1.5
@@ -196,6 +205,8 @@ def make_input(np, name, shape):
         planar = (h >> np.uint32(24)).astype(np.uint8)
         return np.ascontiguousarray(planar.transpose(1, 2, 0)).transpose(2, 0, 1)
     # ramp_and_noise of the bench: an integer below 2^24 over 2^24, exact in f32.
+    if len(shape) == 2:
+        return make_input(np, name, (1,) + tuple(shape))[0]
     c_n, h_n, w_n = shape
     x = np.arange(w_n, dtype=np.uint32)[None, None, :]
     y = np.arange(h_n, dtype=np.uint32)[None, :, None]
@@ -390,7 +401,154 @@ def halide_unsharp(hl, libm_exp=False, manual=True):
     return out, [inp], [sigma, amount]
 
 
-# name -> (Halide builder, numpy input shape, numpy output shape, output dtype name)
+def halide_bilateral(hl, libm_exp=False, manual=True):
+    """examples/bilateral_grid.rs: scatter into a grid of 8x8-pixel cells and
+    11 intensity levels, blur it [1 4 6 4 1] in z, x and y, slice it back by
+    trilinear interpolation. The DSL's `lerp(a, b, t)` is `a + (b - a) * t`."""
+    x, y, z = hl.Var("x"), hl.Var("y"), hl.Var("z")
+    yo, yi = hl.Var("yo"), hl.Var("yi")
+    f = hl.f32
+    inp = hl.ImageParam(hl.Float(32), 2, "input")
+    intensity, level = hl.Func("intensity"), hl.Func("level")
+    intensity[x, y] = hl.clamp(inp[x, y], f(0.0), f(1.0))
+    level[x, y] = hl.cast(hl.Int(32), intensity[x, y] * f(10.0) + f(0.5))
+    r = hl.RDom([(0, inp.width()), (0, inp.height())])
+    cell = ((r.x + 4) / 8, (r.y + 4) / 8, hl.clamp(level[r.x, r.y], 0, 10))
+    grid_value, grid_weight = hl.Func("grid_value"), hl.Func("grid_weight")
+    grid_value[x, y, z] = f(0.0)
+    grid_value[cell] += intensity[r.x, r.y]
+    grid_weight[x, y, z] = f(0.0)
+    grid_weight[cell] += f(1.0)
+
+    stages = []  # every func of the two grid blurs
+
+    def blur_grid(grid, name):
+        blur_z, blur_zx, blur_zxy = hl.Func(name + "_z"), hl.Func(name + "_zx"), hl.Func(name)
+        blur_z[x, y, z] = (
+            grid[x, y, z - 2] + f(4.0) * grid[x, y, z - 1] + f(6.0) * grid[x, y, z]
+            + f(4.0) * grid[x, y, z + 1] + grid[x, y, z + 2]
+        )
+        blur_zx[x, y, z] = (
+            blur_z[x - 2, y, z] + f(4.0) * blur_z[x - 1, y, z] + f(6.0) * blur_z[x, y, z]
+            + f(4.0) * blur_z[x + 1, y, z] + blur_z[x + 2, y, z]
+        )
+        blur_zxy[x, y, z] = (
+            blur_zx[x, y - 2, z] + f(4.0) * blur_zx[x, y - 1, z] + f(6.0) * blur_zx[x, y, z]
+            + f(4.0) * blur_zx[x, y + 1, z] + blur_zx[x, y + 2, z]
+        )
+        stages.extend([blur_z, blur_zx, blur_zxy])
+        return blur_zxy
+
+    def lerp(a, b, t):
+        return a + (b - a) * t
+
+    def trilinear(grid, name):
+        sliced = hl.Func(name)
+        zv = intensity[x, y] * f(10.0)
+        zi = hl.clamp(hl.cast(hl.Int(32), zv), 0, 9)
+        zf = zv - hl.cast(hl.Float(32), zi)
+        xi, yi_ = x / 8, y / 8
+        xf = hl.cast(hl.Float(32), x % 8) / f(8.0)
+        yf = hl.cast(hl.Float(32), y % 8) / f(8.0)
+        g = lambda dx, dy, dz: grid[xi + dx, yi_ + dy, zi + dz]
+        sliced[x, y] = lerp(
+            lerp(lerp(g(0, 0, 0), g(1, 0, 0), xf), lerp(g(0, 1, 0), g(1, 1, 0), xf), yf),
+            lerp(lerp(g(0, 0, 1), g(1, 0, 1), xf), lerp(g(0, 1, 1), g(1, 1, 1), xf), yf),
+            zf,
+        )
+        return sliced
+
+    blurred_value = blur_grid(grid_value, "blurred_value")
+    blurred_weight = blur_grid(grid_weight, "blurred_weight")
+    value, weight = trilinear(blurred_value, "value"), trilinear(blurred_weight, "weight")
+    out = hl.Func("out")
+    out[x, y] = value[x, y] / weight[x, y]
+
+    if manual:
+        # The example's schedule as bilateral_grid::SCHEDULE spells it out
+        # (the funcs its block does not name are at root, in parallel rows).
+        intensity.compute_root().parallel(y)
+        level.compute_root().parallel(y)
+        grid_value.compute_root()
+        grid_weight.compute_root()
+        for stage in stages:
+            stage.compute_root().parallel(z)
+        out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+    return out, [inp], []
+
+
+def halide_pyramid(hl, libm_exp=False, manual=True):
+    """examples/pyramid.rs: four Gaussian levels (REDUCE), three Laplacian
+    levels (a level minus EXPAND of the next); outputs lap0, lap1, lap2,
+    gauss3. The DSL's `mirror()` is Halide's mirror_image."""
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    f = hl.f32
+    inp = hl.ImageParam(hl.Float(32), 2, "input")
+    mirrored = hl.BoundaryConditions.mirror_image(inp)
+
+    def down2(g, l):
+        reduce_x, reduce = hl.Func(f"reduce_x_{l}"), hl.Func(f"gauss_{l}")
+        reduce_x[x, y] = (
+            g[2 * x - 2, y] + f(4.0) * g[2 * x - 1, y] + f(6.0) * g[2 * x, y]
+            + f(4.0) * g[2 * x + 1, y] + g[2 * x + 2, y]
+        ) * f(0.0625)
+        reduce[x, y] = (
+            reduce_x[x, 2 * y - 2] + f(4.0) * reduce_x[x, 2 * y - 1] + f(6.0) * reduce_x[x, 2 * y]
+            + f(4.0) * reduce_x[x, 2 * y + 1] + reduce_x[x, 2 * y + 2]
+        ) * f(0.0625)
+        inner.append(reduce_x)
+        return reduce
+
+    def up2(g, l):
+        expand_x, expand = hl.Func(f"expand_x_{l}"), hl.Func(f"expanded_{l}")
+        expand_x[x, y] = hl.select(
+            x % 2 == 0,
+            (g[x / 2 - 1, y] + f(6.0) * g[x / 2, y] + g[x / 2 + 1, y]) * f(0.125),
+            (g[x / 2, y] + g[x / 2 + 1, y]) * f(0.5),
+        )
+        expand[x, y] = hl.select(
+            y % 2 == 0,
+            (expand_x[x, y / 2 - 1] + f(6.0) * expand_x[x, y / 2] + expand_x[x, y / 2 + 1]) * f(0.125),
+            (expand_x[x, y / 2] + expand_x[x, y / 2 + 1]) * f(0.5),
+        )
+        inner.append(expand_x)
+        return expand
+
+    inner = []  # reduce_x and expand_x of every level
+    gauss = [hl.Func("gauss_0")]
+    gauss[0][x, y] = mirrored[x, y]
+    for l in range(1, 4):
+        gauss.append(down2(gauss[l - 1], l))
+    lap = []
+    for l in range(3):
+        expanded = up2(gauss[l + 1], l)
+        lap.append(hl.Func(f"lap_{l}"))
+        lap[l][x, y] = gauss[l][x, y] - expanded[x, y]
+
+    # Halide realizes an output func only over its output buffer, and lap[2]
+    # reads gauss[3] beyond it: the fourth output is a copy of gauss[3].
+    coarsest = hl.Func("coarsest")
+    coarsest[x, y] = gauss[3][x, y]
+
+    if manual:
+        # The example's schedule as pyramid::SCHEDULE spells it out (the
+        # funcs its block does not name are at root, in parallel rows, but
+        # the expansions, inlined).
+        gauss[0].compute_root().parallel(y)
+        for stage in inner:
+            stage.compute_root().parallel(y)
+        gauss[1].compute_root().split(y, yo, yi, 16).parallel(yo)
+        gauss[2].compute_root().split(y, yo, yi, 16).parallel(yo)
+        lap[0].split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+        lap[1].split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
+        lap[2].parallel(y)
+        gauss[3].compute_root().parallel(y)
+    return [lap[0], lap[1], lap[2], coarsest], [inp], []
+
+
+# name -> (Halide builder, numpy input shape, numpy output shape (a list of
+# them for several outputs, which our bench dumps one after the other),
+# output dtype name)
 CASES = {
     "blur3x3_u16": (halide_blur3x3, (4800, 6400), (4800, 6400), "uint16"),
     "gauss5x5_u8": (halide_gauss5x5, (4096, 4096), (4096, 4096), "uint8"),
@@ -398,6 +556,8 @@ CASES = {
     "grey_rgb_u8": (halide_grey_rgb, (3, 2160, 3840), (2160, 3840), "uint8"),
     "harris_f32": (halide_harris, (3, 1024, 1920), (1024, 1920), "float32"),
     "unsharp_f32": (halide_unsharp, (3, 1536, 2560), (3, 1536, 2560), "float32"),
+    "bilateral_f32": (halide_bilateral, (1536, 2560), (1536, 2560), "float32"),
+    "pyramid_f32": (halide_pyramid, (1536, 2560), [(1536, 2560), (768, 1280), (384, 640), (192, 320)], "float32"),
 }
 
 
@@ -478,6 +638,33 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
     return results, machine
 
 
+def output_shapes(out_shape):
+    """The numpy shape of each output of a CASES entry."""
+    return out_shape if isinstance(out_shape, list) else [out_shape]
+
+
+def new_outputs(np, hl, out_shape, dtype):
+    """Zeroed numpy arrays for a pipeline's outputs, and the hl.Buffers that
+    share their memory (the arrays must outlive the buffers)."""
+    arrays = [np.zeros(s, dtype=dtype) for s in output_shapes(out_shape)]
+    return arrays, [hl.Buffer(a) for a in arrays]
+
+
+def realize(pipe, bufs, target):
+    pipe.realize(bufs[0] if len(bufs) == 1 else bufs, target)
+
+
+def as_dumped(np, arrays):
+    """The outputs as our bench dumps them: one array, or several one after
+    the other (flattened)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate([a.ravel() for a in arrays])
+
+
+def read_dump(np, path, out_shape, dtype):
+    data = np.fromfile(path, dtype=dtype.newbyteorder("<"))
+    return data if isinstance(out_shape, list) else data.reshape(out_shape)
+
+
 def compare(np, ours, theirs, dtype):
     """(description, bit-identical?) of how our output differs from Halide's."""
     bits = np.dtype(f"u{dtype.itemsize}")
@@ -491,7 +678,7 @@ def compare(np, ours, theirs, dtype):
         d = np.abs(ours.astype(np.int64) - theirs.astype(np.int64))
     index = np.unravel_index(int(np.argmax(d)), d.shape)  # (c, y, x) or (y, x)
     worst = float(d[index])
-    axes = "x, y, c" if d.ndim == 3 else "x, y"
+    axes = {3: "x, y, c", 2: "x, y", 1: "element of the outputs one after the other"}[d.ndim]
     text = f"{differ} of {d.size} differ, max |diff| {worst:.3g} at ({axes}) = {tuple(int(v) for v in index[::-1])}"
     if dtype.kind == "f":
         scale = float(np.max(np.abs(theirs.astype(np.float64))))
@@ -503,13 +690,16 @@ def halide_autoscheduled(hl, build, in_shape, out_shape, scheduler, threads, tar
     """The algorithm without its schedule, scheduled by one of Halide's
     auto-schedulers given the real sizes as estimates and `threads` as the
     parallelism; returns the compiled pipeline and the compile time in s."""
-    out_func, inputs, params = build(hl, False, manual=False)
+    out_funcs, inputs, params = build(hl, False, manual=False)
     for inp in inputs:
         inp.set_estimates([(0, e) for e in reversed(in_shape)])
-    out_func.set_estimates([(0, e) for e in reversed(out_shape)])
+    if not isinstance(out_funcs, list):
+        out_funcs = [out_funcs]
+    for out_func, shape in zip(out_funcs, output_shapes(out_shape)):
+        out_func.set_estimates([(0, e) for e in reversed(shape)])
     for param in params:
         param.set_estimate(SIGMA if param.name() == "sigma" else AMOUNT)
-    pipe = hl.Pipeline(out_func)
+    pipe = hl.Pipeline(out_funcs)
     t0 = time.perf_counter()
     pipe.apply_autoscheduler(target, hl.AutoschedulerParams(scheduler, {"parallelism": str(threads)}))
     pipe.compile_jit(target)
@@ -589,21 +779,21 @@ def main():
         data = make_input(np, name, in_shape)
         # hl.Buffer reverses the axes of a numpy array: (c, h, w) becomes (x, y, c).
         in_buf = hl.Buffer(data)
-        result = np.zeros(out_shape, dtype=dtype)
-        out_buf = hl.Buffer(result)
-        ours_out = np.fromfile(DUMP / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
+        results, out_bufs = new_outputs(np, hl, out_shape, dtype)
+        ours_out = read_dump(np, DUMP / f"{name}.bin", out_shape, dtype)
 
         def realize_once(label, target_, libm_exp=False):
             """Builds, compiles and runs one Halide variant; compares its output."""
-            out_func, inputs, _params = build(hl, libm_exp)
+            out_funcs, inputs, _params = build(hl, libm_exp)
             inputs[0].set(in_buf)
-            pipe = hl.Pipeline(out_func)
+            pipe = hl.Pipeline(out_funcs)
             t0 = time.perf_counter()
             pipe.compile_jit(target_)
             seconds = time.perf_counter() - t0
-            result.fill(0)
-            pipe.realize(out_buf, target_)
-            text, same = compare(np, ours_out, result, dtype)
+            for result in results:
+                result.fill(0)
+            realize(pipe, out_bufs, target_)
+            text, same = compare(np, ours_out, as_dumped(np, results), dtype)
             notes.append(f"{label}: {text}")
             return pipe, seconds, same
 
@@ -625,7 +815,7 @@ def main():
             pipe, compile_s[name], same = realize_once("timed Halide build", target)
             checks[name] = (same, "Halide")
         # hl.Buffer borrows numpy's memory: the arrays must outlive the rounds.
-        timed[name] = (lambda pipe=pipe, out_buf=out_buf, keep=(data, in_buf, result): pipe.realize(out_buf, target))
+        timed[name] = lambda pipe=pipe, out_bufs=out_bufs, keep=(data, in_buf, results): realize(pipe, out_bufs, target)
         theirs[name] = notes
 
     # 2b. Without schedules: ours under the auto-scheduler, Halide's three.
@@ -647,27 +837,26 @@ def main():
             dtype = np.dtype(dtype)
             data = make_input(np, name, in_shape)
             in_buf = hl.Buffer(data)
-            hand = np.fromfile(DUMP / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
-            auto = np.fromfile(DUMP_AUTO / f"{name}.bin", dtype=dtype.newbyteorder("<")).reshape(out_shape)
+            hand = read_dump(np, DUMP / f"{name}.bin", out_shape, dtype)
+            auto = read_dump(np, DUMP_AUTO / f"{name}.bin", out_shape, dtype)
             # A schedule never changes results: bit for bit, floats included.
             auto_same[name] = hand.tobytes() == auto.tobytes()
             auto_notes[name].append(
                 "ours without a schedule: " + ("identical to ours with it" if auto_same[name] else "DIFFERS from ours with it")
             )
             for scheduler in AUTOSCHEDULERS:
-                result = np.zeros(out_shape, dtype=dtype)
-                out_buf = hl.Buffer(result)
+                results, out_bufs = new_outputs(np, hl, out_shape, dtype)
                 try:
                     pipe, inputs, seconds = halide_autoscheduled(hl, build, in_shape, out_shape, scheduler, threads, target)
                 except Exception as e:  # an auto-scheduler that gives up on an algorithm
                     auto_notes[name].append(f"{scheduler}: failed ({str(e).strip().splitlines()[0]})")
                     continue
                 inputs[0].set(in_buf)
-                pipe.realize(out_buf, target)
-                text, _ = compare(np, hand, result, dtype)
+                realize(pipe, out_bufs, target)
+                text, _ = compare(np, hand, as_dumped(np, results), dtype)
                 auto_notes[name].append(f"{scheduler}: JIT compile {seconds:.2f} s, {text}")
                 auto_timed[(name, scheduler)] = (
-                    lambda pipe=pipe, out_buf=out_buf, keep=(data, in_buf, result, inputs): pipe.realize(out_buf, target)
+                    lambda pipe=pipe, out_bufs=out_bufs, keep=(data, in_buf, results, inputs): realize(pipe, out_bufs, target)
                 )
 
     # 3. Rounds: ours, then Halide, R times (the first round of ours ran above).
