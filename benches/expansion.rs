@@ -18,7 +18,9 @@ use std::hint::black_box;
 
 /// A chain of `n` 3-tap stencils, alternately along x and y.
 fn stencil_chain(n: usize, hand: bool) -> String {
-    let mut body = String::from("let c = input.clamp_edge();\nf0(x, y) = c(x - 1, y) + c(x, y) + c(x + 1, y);\n");
+    let mut body = String::from(
+        "let c = input.clamp_edge();\nf0(x, y) = c(x - 1, y) + c(x, y) + c(x + 1, y);\n",
+    );
     for k in 1..n {
         let p = k - 1;
         body += &if k % 2 == 0 {
@@ -27,12 +29,16 @@ fn stencil_chain(n: usize, hand: bool) -> String {
             format!("f{k}(x, y) = (f{p}(x, y - 1) + f{p}(x, y) + f{p}(x, y + 1)) * 0.25;\n")
         };
     }
-    let mut source =
-        format!("pub fn chain(input: Image<f32, 2>) -> Image<f32, 2> {{\n{body}f{}\n}}\n", n - 1);
+    let mut source = format!(
+        "pub fn chain(input: Image<f32, 2>) -> Image<f32, 2> {{\n{body}f{}\n}}\n",
+        n - 1
+    );
     if hand {
         source += "schedule chain {\n";
         for k in 0..n {
-            source += &format!("    f{k}.compute_root().split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);\n");
+            source += &format!(
+                "    f{k}.compute_root().split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);\n"
+            );
         }
         source += "}\n";
     }
@@ -93,8 +99,14 @@ fn bench(c: &mut Criterion) {
         for hand in [false, true] {
             let source = stencil_chain(n, hand);
             expand_checked(&source);
-            let label = if hand { format!("{n} hand") } else { n.to_string() };
-            group.bench_function(label, |b| b.iter(|| pipeline_core::expand(tokens(black_box(&source)))));
+            let label = if hand {
+                format!("{n} hand")
+            } else {
+                n.to_string()
+            };
+            group.bench_function(label, |b| {
+                b.iter(|| pipeline_core::expand(tokens(black_box(&source))))
+            });
         }
     }
     group.finish();

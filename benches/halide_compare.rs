@@ -283,7 +283,9 @@ fn main() {
         let (w, h) = (2560, 1536);
         let input = Buffer::<f32, 2>::from_fn([w, h], |[x, y]| ramp_and_noise(x, y, 0));
         let mut out = Buffer::<f32, 2>::new([w, h]);
-        let t = time(runs, || bilateral_grid(black_box(&input), &mut out).unwrap());
+        let t = time(runs, || {
+            bilateral_grid(black_box(&input), &mut out).unwrap()
+        });
         report("bilateral_f32", w, h, t);
         dump("bilateral_f32", out.as_slice());
     }
@@ -299,7 +301,14 @@ fn main() {
         let mut lap2 = Buffer::<f32, 2>::new(s2);
         let mut gauss3 = Buffer::<f32, 2>::new(s3);
         let t = time(runs, || {
-            pyramid(black_box(&input), &mut lap0, &mut lap1, &mut lap2, &mut gauss3).unwrap()
+            pyramid(
+                black_box(&input),
+                &mut lap0,
+                &mut lap1,
+                &mut lap2,
+                &mut gauss3,
+            )
+            .unwrap()
         });
         report("pyramid_f32", w, h, t);
         let mut all = Vec::new();

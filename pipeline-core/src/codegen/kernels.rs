@@ -240,7 +240,10 @@ mod tests {
 
     #[test]
     fn kernel_levels_parse() {
-        assert_eq!(KernelLevels::parse("avx2,avx512"), Ok(KernelLevels::default()));
+        assert_eq!(
+            KernelLevels::parse("avx2,avx512"),
+            Ok(KernelLevels::default())
+        );
         assert_eq!(KernelLevels::parse("scalar"), Ok(KernelLevels([false; 3])));
         assert_eq!(
             KernelLevels::parse(" sse4.1 , avx2,avx512 "),

@@ -230,7 +230,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
     Plan { funcs, report }
 }
 
-/// 1. Inlining, producers first, on a copy of the pipeline that follows
+/// Step 1, inlining, producers first, on a copy of the pipeline that follows
 /// the decisions (a func's reads change when its producers are inlined):
 /// the funcs the user inlined, then those that gain from it. Records the
 /// latter in `funcs`; returns the copy.
@@ -295,7 +295,7 @@ fn inline(
     q
 }
 
-/// 2. Grouping, consumers first, of the funcs of `q` (the pipeline after
+/// Step 2, grouping, consumers first, of the funcs of `q` (the pipeline after
 /// inlining): the head of each func's group (itself for a head), and how
 /// each func's consumers read it.
 fn group(p: &Pipeline, q: &Pipeline, opts: &Options) -> (Vec<Option<FuncId>>, Vec<Vec<Edge>>) {
