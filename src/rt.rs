@@ -374,8 +374,16 @@ pub fn par_slabs<T: Element, const N: usize>(
         step,
         first,
     };
+    // Called through a `dyn Fn`: the splitting and rayon's machinery are
+    // compiled once per element type and rank, not once per parallel loop
+    // of every pipeline (30 loops of one pipeline added 10 s of LLVM time
+    // to a release build; the indirect call costs one per slab).
     slabs.run(view, first, last, grain, &f)
 }
+
+/// The body of a parallel loop, as [`Slabs::run`] calls it.
+type SlabBody<'f, T, const N: usize> =
+    dyn Fn(i64, ViewMut<'_, T, N>) -> Result<(), Error> + Sync + 'f;
 
 /// The geometry of [`par_slabs`].
 struct Slabs {
@@ -394,17 +402,14 @@ impl Slabs {
 
     /// Runs iterations `lo..=hi` on `view`, which covers at least their slabs;
     /// returns the first error.
-    fn run<T: Element, const N: usize, F>(
+    fn run<T: Element, const N: usize>(
         &self,
         view: ViewMut<'_, T, N>,
         lo: i64,
         hi: i64,
         grain: u64,
-        f: &F,
-    ) -> Result<(), Error>
-    where
-        F: Fn(i64, ViewMut<'_, T, N>) -> Result<(), Error> + Sync,
-    {
+        f: &SlabBody<'_, T, N>,
+    ) -> Result<(), Error> {
         if ((hi - lo) as u64) < grain {
             let mut rest = view;
             let mut result = Ok(());
