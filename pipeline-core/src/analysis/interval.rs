@@ -380,19 +380,57 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
             }
         }
     };
+    if !e.ty.is_int() {
+        return result;
+    }
+    let fits = |(lo, hi): (i128, i128)| lo >= e.ty.int_min() && hi <= e.ty.int_max();
     // Narrow integer types wrap in practice: keep only provably fitting bounds.
-    if e.ty.is_int() && e.ty.bits() <= 16 {
-        let whole = Interval::of_type(e.ty);
+    if e.ty.bits() <= 16 {
         return match result.clone().simplified().constants() {
-            Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => result,
-            _ => whole,
+            Some(c) if fits(c) => result,
+            _ => Interval::of_type(e.ty),
         };
     }
+    // Wider types wrap too: constant bounds outside the type's range are no
+    // bounds (`(v as u32) - 7` is near 2^32 for a small `v`). Bounds in
+    // terms of variables are kept: they leave the type only on images of
+    // 2^31 pixels.
+    let constants = match (&result.min, &result.max) {
+        (Some(lo), Some(hi)) => constant(lo).zip(constant(hi)),
+        _ => None,
+    };
+    let result = match constants {
+        Some(c) if !fits(c) => Interval::everything(),
+        _ => result,
+    };
     if e.ty.bits() == 64 && !e.ty.is_signed() {
         // u64 values beyond i64::MAX cannot be expressed as i64 bounds.
         return Interval::everything();
     }
     result
+}
+
+/// The exact value of a bound made of constants alone (arithmetic, `min`,
+/// `max` and integer casts of them); `None` for a symbolic one. Cheaper than
+/// simplifying, which the bounds of every subexpression would need.
+fn constant(e: &Expr) -> Option<i128> {
+    crate::deep(|| match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Cast(a) if a.ty.is_int() && e.ty.is_int() => Some(e.ty.wrap(constant(a)?)),
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (constant(a)?, constant(b)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div if b != 0 => Some(a.div_euclid(b)),
+                BinOp::Min => Some(a.min(b)),
+                BinOp::Max => Some(a.max(b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
 }
 
 /// True when every value of `from` is a value of `to` (a widening conversion).
@@ -596,6 +634,47 @@ mod tests {
         assert!(!bounds_of(&load(Type::I32), &s).is_bounded());
         let narrowed = Expr::cast(Type::U8, load(Type::I32));
         assert_eq!(consts(&bounds_of(&narrowed, &s)), (0, 255));
+    }
+
+    #[test]
+    fn wrapped_constant_bounds_are_no_bounds() {
+        // `(v as u32) - 7` of a u8 `v` wraps to about 2^32 for v < 7: its
+        // bounds [-7, 248] are not those of the u32 values.
+        let s = scope(vec![]);
+        let byte = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::U8,
+        );
+        let wrapped = Expr::binary(
+            BinOp::Sub,
+            Expr::cast(Type::U32, byte.clone()),
+            Expr::int(Type::U32, 7),
+        );
+        let floor = Expr::binary(BinOp::Max, wrapped, Expr::int(Type::U32, 3));
+        assert!(bounds_of(&floor, &s).max.is_none());
+        let exact = Expr::binary(
+            BinOp::Add,
+            Expr::cast(Type::I32, byte),
+            Expr::int(Type::I32, -7),
+        );
+        assert_eq!(consts(&bounds_of(&exact, &s)), (-7, 248));
+    }
+
+    #[test]
+    fn a_wrapped_coordinate_is_rejected() {
+        // Found by the random pipelines test: bounds inference computed `f`
+        // over [3, 248] and the read below it fell outside.
+        let src = "fn p(input: Image<u8, 1>) -> Image<i16, 1> {
+            f(u) = u as i16;
+            out(x) = f(max(input(x) as u32 - 7u32, 3u32) as i32);
+            out
+        }";
+        let e = crate::pipeline_from_source(src, "p").unwrap_err();
+        assert!(e.contains("unbounded"), "{e}");
     }
 
     #[test]
