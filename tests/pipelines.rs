@@ -179,6 +179,25 @@ differential!(
 );
 
 pipeline! {
+    /// Clamps of unsigned values as coordinates: a clamp of a u64 and of a
+    /// bitwise not are bounded like any other (the front end used to refuse
+    /// them; found by the random pipelines test).
+    fn unsigned_clamps(input: Image<u8, 2>) -> Image<u16, 2> {
+        lut(i) = (i * 7) as u16;
+        out(x, y) = lut(clamp(input(x, y) as u64, 0, 9) as i32)
+            + lut(clamp(!(input(x, y) as u32), 0, 3) as i32);
+        out
+    }
+}
+differential!(
+    clamps_of_unsigned_values_are_bounded_coordinates,
+    unsigned_clamps,
+    u8,
+    u16,
+    |s| s as u8
+);
+
+pipeline! {
     /// Updates with pure variables: running sums along rows (a scan whose
     /// rows are independent), column sums (an integer reduction per column)
     /// and a pointwise update over its own rows.

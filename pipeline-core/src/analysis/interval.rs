@@ -399,13 +399,22 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
         (Some(lo), Some(hi)) => constant(lo).zip(constant(hi)),
         _ => None,
     };
-    let result = match constants {
+    let mut result = match constants {
         Some(c) if !fits(c) => Interval::everything(),
         _ => result,
     };
-    if e.ty.bits() == 64 && !e.ty.is_signed() {
-        // u64 values beyond i64::MAX cannot be expressed as i64 bounds.
-        return Interval::everything();
+    if !e.ty.is_signed() {
+        // u64 values beyond i64::MAX cannot be expressed as i64 bounds:
+        // only constant bounds are kept (a clamp's).
+        if e.ty.bits() == 64 && !constants.is_some_and(|c| fits(c) && c.1 <= i64::MAX as i128) {
+            result = Interval::everything();
+        }
+        // Unsigned values are never negative. (`max(v, 0)` of an unsigned
+        // `v` simplifies to `v`, so a clamp of a value with no bounds of its
+        // own, such as `!v`, has no other lower bound.)
+        if result.min.is_none() {
+            result.min = Some(Expr::i64(0));
+        }
     }
     result
 }
@@ -675,6 +684,28 @@ mod tests {
         }";
         let e = crate::pipeline_from_source(src, "p").unwrap_err();
         assert!(e.contains("unbounded"), "{e}");
+    }
+
+    #[test]
+    fn clamps_of_unsigned_values_are_bounded() {
+        // `clamp(v, 0, 3)` of an unsigned `v` is `min(v, 3)` once
+        // `max(v, 0)` is simplified away: the lower bound is the type's.
+        let s = scope(vec![]);
+        for ty in [Type::U32, Type::U64] {
+            let word = Expr::new(
+                ExprKind::Load {
+                    source: Source::Input(0),
+                    args: vec![],
+                    site: 0,
+                },
+                ty,
+            );
+            let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(word.clone())), ty);
+            for v in [word, not] {
+                let clamped = Expr::binary(BinOp::Min, v, Expr::int(ty, 3));
+                assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 3), "{ty}");
+            }
+        }
     }
 
     #[test]
