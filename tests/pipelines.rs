@@ -198,6 +198,32 @@ differential!(
 );
 
 pipeline! {
+    fn pair_sum(f: Func) -> Func {
+        s(x, y) = f(2 * x, y) as u16 + f(2 * x + 1, y) as u16;
+        s
+    }
+
+    /// A template called in place, under the automatic schedule, and an
+    /// update that reads a func defined after its func. Both made a func
+    /// read one computed after it (the interpreter found it unread), and the
+    /// in-place template's funcs, which no schedule can name, broke the
+    /// automatic schedule. Found by the random pipelines test.
+    fn in_place(input: Image<u8, 2>) -> Image<u16, 2> {
+        out(x, y) = pair_sum(input.clamp_edge())(x, y) + 1;
+        late(x, y) = input(x, y) as u16 * 3;
+        out(x, y) = out(x, y) + late(x, y);
+        out
+    }
+}
+differential!(
+    templates_in_place_and_updates_reading_later_funcs,
+    in_place,
+    u8,
+    u16,
+    |s| s as u8
+);
+
+pipeline! {
     /// Updates with pure variables: running sums along rows (a scan whose
     /// rows are independent), column sums (an integer reduction per column)
     /// and a pointwise update over its own rows.
