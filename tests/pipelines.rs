@@ -224,6 +224,32 @@ differential!(
 );
 
 pipeline! {
+    /// A func read through a boundary condition and inlined: the input's own
+    /// boundary condition nests inside the func's (`mirror(wrap(x) + 2)`),
+    /// and loop partitioning dropped both where only the inner one is the
+    /// identity, reading past the input. Found by the random pipelines test.
+    fn nested_boundaries(input: Image<u16, 2>) -> Image<u16, 2> {
+        let m = input.mirror();
+        shifted(x, y) = m(x + 2, y);
+        let w = shifted.wrap();
+        out(x, y) = w(x, y) + w(x - 3, y + 1);
+        out
+    }
+
+    schedule nested_boundaries {
+        shifted.compute_inline();
+        out.vectorize(x, 8);
+    }
+}
+differential!(
+    nested_boundary_conditions_after_inlining,
+    nested_boundaries,
+    u16,
+    u16,
+    |s| s as u16
+);
+
+pipeline! {
     /// Updates with pure variables: running sums along rows (a scan whose
     /// rows are independent), column sums (an integer reduction per column)
     /// and a pointwise update over its own rows.
