@@ -409,11 +409,15 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
         if e.ty.bits() == 64 && !constants.is_some_and(|c| fits(c) && c.1 <= i64::MAX as i128) {
             result = Interval::everything();
         }
-        // Unsigned values are never negative. (`max(v, 0)` of an unsigned
-        // `v` simplifies to `v`, so a clamp of a value with no bounds of its
-        // own, such as `!v`, has no other lower bound.)
+        // Unsigned values are never negative, and one whose lower bound is
+        // unknown may have wrapped (`0 - v`, `-v`), which voids its upper
+        // bound: it lies in [0, +inf). That is also the lower bound a clamp
+        // of it needs (`max(v, 0)` of an unsigned `v` simplifies to `v`).
         if result.min.is_none() {
-            result.min = Some(Expr::i64(0));
+            result = Interval {
+                min: Some(Expr::i64(0)),
+                max: None,
+            };
         }
     }
     result
@@ -705,6 +709,32 @@ mod tests {
                 let clamped = Expr::binary(BinOp::Min, v, Expr::int(ty, 3));
                 assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 3), "{ty}");
             }
+        }
+    }
+
+    #[test]
+    fn unsigned_values_that_may_wrap_below_zero_are_unbounded() {
+        // `-v` and `0 - v` of an unsigned `v` wrap to large values: their
+        // upper bound 0 is no bound (the interpreter found reads outside the
+        // regions computed).
+        let s = scope(vec![]);
+        let word = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::U32,
+        );
+        let neg = Expr::new(
+            ExprKind::Unary(UnOp::Neg, Box::new(word.clone())),
+            Type::U32,
+        );
+        let sub = Expr::binary(BinOp::Sub, Expr::int(Type::U32, 0), word);
+        for e in [neg, sub] {
+            assert!(bounds_of(&e, &s).max.is_none(), "{e:?}");
+            let clamped = Expr::binary(BinOp::Min, e, Expr::int(Type::U32, 2));
+            assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 2));
         }
     }
 
