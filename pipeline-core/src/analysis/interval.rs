@@ -314,8 +314,20 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
                 if represents_all(e.ty, a.ty) {
                     inner
                 } else {
-                    match inner.clone().simplified().constants() {
-                        Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => inner,
+                    // Values that provably fit convert exactly. A clamp of a
+                    // value in terms of variables has bounds in terms of
+                    // them, but between the clamp's constants.
+                    let (lo, hi) = match inner.clone().simplified().constants() {
+                        Some((lo, hi)) => (Some(lo), Some(hi)),
+                        None => (
+                            inner.min.as_ref().and_then(|m| extremes(m).0),
+                            inner.max.as_ref().and_then(|m| extremes(m).1),
+                        ),
+                    };
+                    match (lo, hi) {
+                        (Some(lo), Some(hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => {
+                            inner
+                        }
                         _ => Interval::everything(),
                     }
                 }
@@ -443,6 +455,45 @@ fn constant(e: &Expr) -> Option<i128> {
             }
         }
         _ => None,
+    })
+}
+
+/// The least and greatest values a bound can take whatever its symbols, where
+/// its form says: `min(e, 5)` is at most 5, `max(e, 2)` at least 2.
+fn extremes(e: &Expr) -> (Option<i128>, Option<i128>) {
+    crate::deep(|| match &e.kind {
+        ExprKind::Int(v) => (Some(*v), Some(*v)),
+        ExprKind::Cast(a) if represents_all(e.ty, a.ty) => extremes(a),
+        ExprKind::Binary(op, a, b) => {
+            let ((alo, ahi), (blo, bhi)) = (extremes(a), extremes(b));
+            let either = |x: Option<i128>, y: Option<i128>, f: fn(i128, i128) -> i128| match (x, y)
+            {
+                (Some(x), Some(y)) => Some(f(x, y)),
+                (x, y) => x.or(y),
+            };
+            let both =
+                |x: Option<i128>, y: Option<i128>, f: fn(i128, i128) -> Option<i128>| f(x?, y?);
+            match op {
+                BinOp::Min => (
+                    both(alo, blo, |x, y| Some(x.min(y))),
+                    either(ahi, bhi, i128::min),
+                ),
+                BinOp::Max => (
+                    either(alo, blo, i128::max),
+                    both(ahi, bhi, |x, y| Some(x.max(y))),
+                ),
+                BinOp::Add => (
+                    both(alo, blo, i128::checked_add),
+                    both(ahi, bhi, i128::checked_add),
+                ),
+                BinOp::Sub => (
+                    both(alo, bhi, i128::checked_sub),
+                    both(ahi, blo, i128::checked_sub),
+                ),
+                _ => (None, None),
+            }
+        }
+        _ => (None, None),
     })
 }
 
@@ -736,6 +787,27 @@ mod tests {
             let clamped = Expr::binary(BinOp::Min, e, Expr::int(Type::U32, 2));
             assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 2));
         }
+    }
+
+    #[test]
+    fn a_clamp_of_a_variable_bounds_a_narrowing_cast() {
+        // `clamp(saturating_cast::<u32>(x), 2, 5) as i32`: the clamp's bounds
+        // are in terms of `x`, between 2 and 5, so the cast is exact.
+        let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
+        let wide = Expr::new(ExprKind::SaturatingCast(Box::new(var(0))), Type::U32);
+        let clamped = Expr::binary(
+            BinOp::Min,
+            Expr::binary(BinOp::Max, wide, Expr::int(Type::U32, 2)),
+            Expr::int(Type::U32, 5),
+        );
+        assert!(bounds_of(&Expr::cast(Type::I32, clamped), &s).is_bounded());
+        // The front end refused this clamped coordinate (found by the random
+        // pipelines test).
+        let src = "fn p(input: Image<u8, 3>) -> Image<u8, 3> {
+            out(x, y, c) = input(x, y, clamp(saturating_cast::<u32>(c), 0, 2) as i32);
+            out
+        }";
+        assert!(crate::pipeline_from_source(src, "p").is_ok());
     }
 
     #[test]
