@@ -586,11 +586,13 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
             _ => Interval::everything(),
         },
-        BinOp::Shl => match bc {
+        // The amount is taken modulo the bit width (`v >> 9` of an i8 is
+        // `v >> 1`).
+        BinOp::Shl => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..62).contains(&k) => scale(ia, 1i128 << k),
             _ => Interval::everything(),
         },
-        BinOp::Shr => match bc {
+        BinOp::Shr => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..63).contains(&k) => {
                 ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k)))
             }
@@ -808,6 +810,29 @@ mod tests {
             out
         }";
         assert!(crate::pipeline_from_source(src, "p").is_ok());
+    }
+
+    #[test]
+    fn shift_amounts_wrap_at_the_bit_width() {
+        // `v >> 9` of an i8 shifts by 1: [-128, 127] becomes [-64, 63], not
+        // [-1, 0] (the interpreter read outside a region computed from that).
+        let s = scope(vec![]);
+        let byte = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::I8,
+        );
+        let e = Expr::binary(BinOp::Shr, byte.clone(), Expr::int(Type::I8, 9));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-64, 63));
+        let e = Expr::binary(
+            BinOp::Shl,
+            Expr::cast(Type::I32, byte),
+            Expr::int(Type::I32, 33),
+        );
+        assert_eq!(consts(&bounds_of(&e, &s)), (-256, 254));
     }
 
     #[test]
