@@ -179,6 +179,77 @@ differential!(
 );
 
 pipeline! {
+    /// Clamps of unsigned values as coordinates: a clamp of a u64 and of a
+    /// bitwise not are bounded like any other (the front end used to refuse
+    /// them; found by the random pipelines test).
+    fn unsigned_clamps(input: Image<u8, 2>) -> Image<u16, 2> {
+        lut(i) = (i * 7) as u16;
+        out(x, y) = lut(clamp(input(x, y) as u64, 0, 9) as i32)
+            + lut(clamp(!(input(x, y) as u32), 0, 3) as i32);
+        out
+    }
+}
+differential!(
+    clamps_of_unsigned_values_are_bounded_coordinates,
+    unsigned_clamps,
+    u8,
+    u16,
+    |s| s as u8
+);
+
+pipeline! {
+    fn pair_sum(f: Func) -> Func {
+        s(x, y) = f(2 * x, y) as u16 + f(2 * x + 1, y) as u16;
+        s
+    }
+
+    /// A template called in place, under the automatic schedule, and an
+    /// update that reads a func defined after its func. Both made a func
+    /// read one computed after it (the interpreter found it unread), and the
+    /// in-place template's funcs, which no schedule can name, broke the
+    /// automatic schedule. Found by the random pipelines test.
+    fn in_place(input: Image<u8, 2>) -> Image<u16, 2> {
+        out(x, y) = pair_sum(input.clamp_edge())(x, y) + 1;
+        late(x, y) = input(x, y) as u16 * 3;
+        out(x, y) = out(x, y) + late(x, y);
+        out
+    }
+}
+differential!(
+    templates_in_place_and_updates_reading_later_funcs,
+    in_place,
+    u8,
+    u16,
+    |s| s as u8
+);
+
+pipeline! {
+    /// A func read through a boundary condition and inlined: the input's own
+    /// boundary condition nests inside the func's (`mirror(wrap(x) + 2)`),
+    /// and loop partitioning dropped both where only the inner one is the
+    /// identity, reading past the input. Found by the random pipelines test.
+    fn nested_boundaries(input: Image<u16, 2>) -> Image<u16, 2> {
+        let m = input.mirror();
+        shifted(x, y) = m(x + 2, y);
+        let w = shifted.wrap();
+        out(x, y) = w(x, y) + w(x - 3, y + 1);
+        out
+    }
+
+    schedule nested_boundaries {
+        shifted.compute_inline();
+        out.vectorize(x, 8);
+    }
+}
+differential!(
+    nested_boundary_conditions_after_inlining,
+    nested_boundaries,
+    u16,
+    u16,
+    |s| s as u16
+);
+
+pipeline! {
     /// Updates with pure variables: running sums along rows (a scan whose
     /// rows are independent), column sums (an integer reduction per column)
     /// and a pointwise update over its own rows.

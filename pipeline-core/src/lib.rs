@@ -389,12 +389,18 @@ pub fn auto_complete(
     fuse: bool,
 ) -> Result<(schedule::Schedule, schedule::auto::Plan), syn::Error> {
     let p = &c.pipeline;
-    let none = vec![false; p.funcs.len()];
+    // The plan is applied as schedule text, so a func that no schedule can
+    // name (one of a template called in place, `t(f)(x, y)`, is
+    // `t#1.name`) keeps the plain default, as a func the block names keeps
+    // what the block says.
+    let pinned: Vec<bool> = (0..p.funcs.len())
+        .map(|f| block.is_some_and(|b| b.named[f]) || p.funcs[f].name.contains('#'))
+        .collect();
     let default_estimates = schedule::auto::Estimates::default();
     let opts = schedule::auto::Options {
         machine,
         estimates: block.map_or(&default_estimates, |b| &b.estimates),
-        pinned: block.map_or(&none, |b| &b.named),
+        pinned: &pinned,
         fuse,
     };
     let plan = pass(

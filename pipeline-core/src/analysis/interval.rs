@@ -314,8 +314,20 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
                 if represents_all(e.ty, a.ty) {
                     inner
                 } else {
-                    match inner.clone().simplified().constants() {
-                        Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => inner,
+                    // Values that provably fit convert exactly. A clamp of a
+                    // value in terms of variables has bounds in terms of
+                    // them, but between the clamp's constants.
+                    let (lo, hi) = match inner.clone().simplified().constants() {
+                        Some((lo, hi)) => (Some(lo), Some(hi)),
+                        None => (
+                            inner.min.as_ref().and_then(|m| extremes(m).0),
+                            inner.max.as_ref().and_then(|m| extremes(m).1),
+                        ),
+                    };
+                    match (lo, hi) {
+                        (Some(lo), Some(hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => {
+                            inner
+                        }
                         _ => Interval::everything(),
                     }
                 }
@@ -380,19 +392,109 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
             }
         }
     };
+    if !e.ty.is_int() {
+        return result;
+    }
+    let fits = |(lo, hi): (i128, i128)| lo >= e.ty.int_min() && hi <= e.ty.int_max();
     // Narrow integer types wrap in practice: keep only provably fitting bounds.
-    if e.ty.is_int() && e.ty.bits() <= 16 {
-        let whole = Interval::of_type(e.ty);
+    if e.ty.bits() <= 16 {
         return match result.clone().simplified().constants() {
-            Some((lo, hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => result,
-            _ => whole,
+            Some(c) if fits(c) => result,
+            _ => Interval::of_type(e.ty),
         };
     }
-    if e.ty.bits() == 64 && !e.ty.is_signed() {
-        // u64 values beyond i64::MAX cannot be expressed as i64 bounds.
-        return Interval::everything();
+    // Wider types wrap too: constant bounds outside the type's range are no
+    // bounds (`(v as u32) - 7` is near 2^32 for a small `v`). Bounds in
+    // terms of variables are kept: they leave the type only on images of
+    // 2^31 pixels.
+    let constants = match (&result.min, &result.max) {
+        (Some(lo), Some(hi)) => constant(lo).zip(constant(hi)),
+        _ => None,
+    };
+    let mut result = match constants {
+        Some(c) if !fits(c) => Interval::everything(),
+        _ => result,
+    };
+    if !e.ty.is_signed() {
+        // u64 values beyond i64::MAX cannot be expressed as i64 bounds:
+        // only constant bounds are kept (a clamp's).
+        if e.ty.bits() == 64 && !constants.is_some_and(|c| fits(c) && c.1 <= i64::MAX as i128) {
+            result = Interval::everything();
+        }
+        // Unsigned values are never negative, and one whose lower bound is
+        // unknown may have wrapped (`0 - v`, `-v`), which voids its upper
+        // bound: it lies in [0, +inf). That is also the lower bound a clamp
+        // of it needs (`max(v, 0)` of an unsigned `v` simplifies to `v`).
+        if result.min.is_none() {
+            result = Interval {
+                min: Some(Expr::i64(0)),
+                max: None,
+            };
+        }
     }
     result
+}
+
+/// The exact value of a bound made of constants alone (arithmetic, `min`,
+/// `max` and integer casts of them); `None` for a symbolic one. Cheaper than
+/// simplifying, which the bounds of every subexpression would need.
+fn constant(e: &Expr) -> Option<i128> {
+    crate::deep(|| match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Cast(a) if a.ty.is_int() && e.ty.is_int() => Some(e.ty.wrap(constant(a)?)),
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (constant(a)?, constant(b)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div if b != 0 => Some(a.div_euclid(b)),
+                BinOp::Min => Some(a.min(b)),
+                BinOp::Max => Some(a.max(b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+/// The least and greatest values a bound can take whatever its symbols, where
+/// its form says: `min(e, 5)` is at most 5, `max(e, 2)` at least 2.
+fn extremes(e: &Expr) -> (Option<i128>, Option<i128>) {
+    crate::deep(|| match &e.kind {
+        ExprKind::Int(v) => (Some(*v), Some(*v)),
+        ExprKind::Cast(a) if represents_all(e.ty, a.ty) => extremes(a),
+        ExprKind::Binary(op, a, b) => {
+            let ((alo, ahi), (blo, bhi)) = (extremes(a), extremes(b));
+            let either = |x: Option<i128>, y: Option<i128>, f: fn(i128, i128) -> i128| match (x, y)
+            {
+                (Some(x), Some(y)) => Some(f(x, y)),
+                (x, y) => x.or(y),
+            };
+            let both =
+                |x: Option<i128>, y: Option<i128>, f: fn(i128, i128) -> Option<i128>| f(x?, y?);
+            match op {
+                BinOp::Min => (
+                    both(alo, blo, |x, y| Some(x.min(y))),
+                    either(ahi, bhi, i128::min),
+                ),
+                BinOp::Max => (
+                    either(alo, blo, i128::max),
+                    both(ahi, bhi, |x, y| Some(x.max(y))),
+                ),
+                BinOp::Add => (
+                    both(alo, blo, i128::checked_add),
+                    both(ahi, bhi, i128::checked_add),
+                ),
+                BinOp::Sub => (
+                    both(alo, bhi, i128::checked_sub),
+                    both(ahi, blo, i128::checked_sub),
+                ),
+                _ => (None, None),
+            }
+        }
+        _ => (None, None),
+    })
 }
 
 /// True when every value of `from` is a value of `to` (a widening conversion).
@@ -484,11 +586,13 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
             _ => Interval::everything(),
         },
-        BinOp::Shl => match bc {
+        // The amount is taken modulo the bit width (`v >> 9` of an i8 is
+        // `v >> 1`).
+        BinOp::Shl => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..62).contains(&k) => scale(ia, 1i128 << k),
             _ => Interval::everything(),
         },
-        BinOp::Shr => match bc {
+        BinOp::Shr => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..63).contains(&k) => {
                 ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k)))
             }
@@ -596,6 +700,139 @@ mod tests {
         assert!(!bounds_of(&load(Type::I32), &s).is_bounded());
         let narrowed = Expr::cast(Type::U8, load(Type::I32));
         assert_eq!(consts(&bounds_of(&narrowed, &s)), (0, 255));
+    }
+
+    #[test]
+    fn wrapped_constant_bounds_are_no_bounds() {
+        // `(v as u32) - 7` of a u8 `v` wraps to about 2^32 for v < 7: its
+        // bounds [-7, 248] are not those of the u32 values.
+        let s = scope(vec![]);
+        let byte = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::U8,
+        );
+        let wrapped = Expr::binary(
+            BinOp::Sub,
+            Expr::cast(Type::U32, byte.clone()),
+            Expr::int(Type::U32, 7),
+        );
+        let floor = Expr::binary(BinOp::Max, wrapped, Expr::int(Type::U32, 3));
+        assert!(bounds_of(&floor, &s).max.is_none());
+        let exact = Expr::binary(
+            BinOp::Add,
+            Expr::cast(Type::I32, byte),
+            Expr::int(Type::I32, -7),
+        );
+        assert_eq!(consts(&bounds_of(&exact, &s)), (-7, 248));
+    }
+
+    #[test]
+    fn a_wrapped_coordinate_is_rejected() {
+        // Found by the random pipelines test: bounds inference computed `f`
+        // over [3, 248] and the read below it fell outside.
+        let src = "fn p(input: Image<u8, 1>) -> Image<i16, 1> {
+            f(u) = u as i16;
+            out(x) = f(max(input(x) as u32 - 7u32, 3u32) as i32);
+            out
+        }";
+        let e = crate::pipeline_from_source(src, "p").unwrap_err();
+        assert!(e.contains("unbounded"), "{e}");
+    }
+
+    #[test]
+    fn clamps_of_unsigned_values_are_bounded() {
+        // `clamp(v, 0, 3)` of an unsigned `v` is `min(v, 3)` once
+        // `max(v, 0)` is simplified away: the lower bound is the type's.
+        let s = scope(vec![]);
+        for ty in [Type::U32, Type::U64] {
+            let word = Expr::new(
+                ExprKind::Load {
+                    source: Source::Input(0),
+                    args: vec![],
+                    site: 0,
+                },
+                ty,
+            );
+            let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(word.clone())), ty);
+            for v in [word, not] {
+                let clamped = Expr::binary(BinOp::Min, v, Expr::int(ty, 3));
+                assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 3), "{ty}");
+            }
+        }
+    }
+
+    #[test]
+    fn unsigned_values_that_may_wrap_below_zero_are_unbounded() {
+        // `-v` and `0 - v` of an unsigned `v` wrap to large values: their
+        // upper bound 0 is no bound (the interpreter found reads outside the
+        // regions computed).
+        let s = scope(vec![]);
+        let word = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::U32,
+        );
+        let neg = Expr::new(
+            ExprKind::Unary(UnOp::Neg, Box::new(word.clone())),
+            Type::U32,
+        );
+        let sub = Expr::binary(BinOp::Sub, Expr::int(Type::U32, 0), word);
+        for e in [neg, sub] {
+            assert!(bounds_of(&e, &s).max.is_none(), "{e:?}");
+            let clamped = Expr::binary(BinOp::Min, e, Expr::int(Type::U32, 2));
+            assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 2));
+        }
+    }
+
+    #[test]
+    fn a_clamp_of_a_variable_bounds_a_narrowing_cast() {
+        // `clamp(saturating_cast::<u32>(x), 2, 5) as i32`: the clamp's bounds
+        // are in terms of `x`, between 2 and 5, so the cast is exact.
+        let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
+        let wide = Expr::new(ExprKind::SaturatingCast(Box::new(var(0))), Type::U32);
+        let clamped = Expr::binary(
+            BinOp::Min,
+            Expr::binary(BinOp::Max, wide, Expr::int(Type::U32, 2)),
+            Expr::int(Type::U32, 5),
+        );
+        assert!(bounds_of(&Expr::cast(Type::I32, clamped), &s).is_bounded());
+        // The front end refused this clamped coordinate (found by the random
+        // pipelines test).
+        let src = "fn p(input: Image<u8, 3>) -> Image<u8, 3> {
+            out(x, y, c) = input(x, y, clamp(saturating_cast::<u32>(c), 0, 2) as i32);
+            out
+        }";
+        assert!(crate::pipeline_from_source(src, "p").is_ok());
+    }
+
+    #[test]
+    fn shift_amounts_wrap_at_the_bit_width() {
+        // `v >> 9` of an i8 shifts by 1: [-128, 127] becomes [-64, 63], not
+        // [-1, 0] (the interpreter read outside a region computed from that).
+        let s = scope(vec![]);
+        let byte = Expr::new(
+            ExprKind::Load {
+                source: Source::Input(0),
+                args: vec![],
+                site: 0,
+            },
+            Type::I8,
+        );
+        let e = Expr::binary(BinOp::Shr, byte.clone(), Expr::int(Type::I8, 9));
+        assert_eq!(consts(&bounds_of(&e, &s)), (-64, 63));
+        let e = Expr::binary(
+            BinOp::Shl,
+            Expr::cast(Type::I32, byte),
+            Expr::int(Type::I32, 33),
+        );
+        assert_eq!(consts(&bounds_of(&e, &s)), (-256, 254));
     }
 
     #[test]

@@ -153,11 +153,17 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 )));
             }
         }
-        if p.funcs[*g].updates.iter().any(|u| {
-            u.value.any(
+        // What an update reads, its value or the coordinates it writes.
+        let reads_f = |e: &Expr| {
+            e.any(
                 &mut |n| matches!(n.kind, ExprKind::Load { source: Source::Func(h), .. } if h == f),
             )
-        }) {
+        };
+        if p.funcs[*g]
+            .updates
+            .iter()
+            .any(|u| reads_f(&u.value) || u.args.iter().any(reads_f))
+        {
             return Err(fail(format!("an update of `{gname}` reads `{fname}`, but updates run outside `{gname}`'s pure loops: compute `{fname}` at root")));
         }
         if let Some((h, w)) = &fs.store {

@@ -366,6 +366,38 @@ impl Steady<'_> {
         self.guard(c)
     }
 
+    /// `e` without the boundary conditions that vary with `innermost` and
+    /// are the identity over a range of the loop, each range added to
+    /// `ranges`; with `tests`, also without the halves of `constant(v)`'s
+    /// test that the steady state decides. Bottom up, so that a condition
+    /// whose coordinate holds another (`mirror(wrap(x) + 2)`, from an
+    /// inlined func read through a boundary condition) is judged with the
+    /// inner one dropped: [`Steady::collect`] and [`Steady::strip`] must
+    /// agree on every condition the steady state drops.
+    fn unclamp(
+        &self,
+        e: &Expr,
+        coords: &Coords,
+        innermost: &LoopVar,
+        ranges: &mut Vec<(Expr, Expr)>,
+        tests: bool,
+    ) -> Expr {
+        e.rewrite(&mut |mut n| {
+            if let Some(range) = self.droppable_boundary(&n, coords, innermost) {
+                if let ExprKind::Boundary { coord, .. } =
+                    std::mem::replace(&mut n.kind, ExprKind::Int(0))
+                {
+                    ranges.push(range);
+                    return *coord;
+                }
+            }
+            if tests && self.inside_test_holds(&n, coords, innermost) {
+                return Expr::bool(true);
+            }
+            n
+        })
+    }
+
     /// Collects the steady-state bounds every boundary condition and guard of
     /// `s` allows.
     /// `innermost`: the innermost loop around `s` (the partitioned one at
@@ -393,13 +425,13 @@ impl Steady<'_> {
                 .iter()
                 .for_each(|s| self.collect(s, coords, innermost)),
             Stmt::Store { args, value, .. } => {
+                let mut ranges = Vec::new();
                 for e in args.iter().chain([value]) {
-                    e.visit(&mut |n| {
-                        if let Some((first, last)) = self.droppable_boundary(n, coords, innermost) {
-                            self.lower.push(first);
-                            self.upper.push(last);
-                        }
-                    });
+                    self.unclamp(e, coords, innermost, &mut ranges, false);
+                }
+                for (first, last) in ranges {
+                    self.lower.push(first);
+                    self.upper.push(last);
                 }
             }
             Stmt::CopyToOutput { .. } => {}
@@ -465,19 +497,7 @@ impl Steady<'_> {
                 // tests of `constant(v)`'s select that the same ranges decide
                 // (`c >= min`, `c - min < extent`).
                 let unclamp = |e: &Expr| {
-                    let e = e.rewrite(&mut |mut n| {
-                        if self.droppable_boundary(&n, coords, innermost).is_some() {
-                            if let ExprKind::Boundary { coord, .. } =
-                                std::mem::replace(&mut n.kind, ExprKind::Int(0))
-                            {
-                                return *coord;
-                            }
-                        }
-                        if self.inside_test_holds(&n, coords, innermost) {
-                            return Expr::bool(true);
-                        }
-                        n
-                    });
+                    let e = self.unclamp(e, coords, innermost, &mut Vec::new(), true);
                     crate::analysis::simplify::fold_constants(&e)
                 };
                 Stmt::Store {
