@@ -73,8 +73,8 @@ impl Interval {
     /// The hull of two intervals (not aware of emptiness).
     pub fn hull(&self, other: &Interval) -> Interval {
         Interval {
-            min: both(&self.min, &other.min, BinOp::Min),
-            max: both(&self.max, &other.max, BinOp::Max),
+            min: both(self.min.clone(), other.min.clone(), BinOp::Min),
+            max: both(self.max.clone(), other.max.clone(), BinOp::Max),
         }
     }
 
@@ -94,17 +94,20 @@ impl Interval {
     }
 }
 
-fn both(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
-    Some(Expr::binary(op, a.clone()?, b.clone()?))
+/// `op` on two bounds, unbounded when either is. The bounds are taken by
+/// value: the bounds of a chain `x + 1 + 1 + ...` grow with it, and a copy
+/// at every node made the analysis quadratic in the chain's length.
+fn both(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
+    Some(Expr::binary(op, a?, b?))
 }
 
 /// `op` on bounds where a missing bound on one side is absorbed by the other
 /// (e.g. the upper bound of `min(a, b)` when only `b` is bounded above).
-fn either(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
+fn either(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(Expr::binary(op, a.clone(), b.clone())),
-        (Some(a), None) => Some(a.clone()),
-        (None, b) => b.clone(),
+        (Some(a), Some(b)) => Some(Expr::binary(op, a, b)),
+        (Some(a), None) => Some(a),
+        (None, b) => b,
     }
 }
 
@@ -405,21 +408,24 @@ fn represents_all(to: Type, from: Type) -> bool {
 
 fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
     let (ia, ib) = (bounds_raw(a, scope), bounds_raw(b, scope));
-    let bc = simplify(b).as_int();
-    let ac = simplify(a).as_int();
+    // Whether an operand folds to a constant, asked only by the operators
+    // that need it: simplifying an operand at every node of a chain
+    // `x + 1 + 1 + ...` simplified each prefix again, quadratic in its
+    // length (2,000 terms took seconds).
+    let constant = |e: &Expr| simplify(e).as_int();
     match op {
         BinOp::Add => Interval {
-            min: both(&ia.min, &ib.min, BinOp::Add),
-            max: both(&ia.max, &ib.max, BinOp::Add),
+            min: both(ia.min, ib.min, BinOp::Add),
+            max: both(ia.max, ib.max, BinOp::Add),
         },
         BinOp::Sub => Interval {
-            min: both(&ia.min, &ib.max, BinOp::Sub),
-            max: both(&ia.max, &ib.min, BinOp::Sub),
+            min: both(ia.min, ib.max, BinOp::Sub),
+            max: both(ia.max, ib.min, BinOp::Sub),
         },
         BinOp::Mul => {
-            if let Some(c) = bc {
+            if let Some(c) = constant(b) {
                 scale(ia, c)
-            } else if let Some(c) = ac {
+            } else if let Some(c) = constant(a) {
                 scale(ib, c)
             } else if ia.is_bounded() && ib.is_bounded() {
                 let (a0, a1, b0, b1) = (
@@ -444,7 +450,7 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
                 Interval::everything()
             }
         }
-        BinOp::Div => match bc {
+        BinOp::Div => match constant(b) {
             Some(0) => Interval::constant(0, 0),
             Some(c) if c > 0 => ia.map(|m| bin(BinOp::Div, m, Expr::i64(c))),
             Some(c) => Interval {
@@ -457,7 +463,7 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
             None => magnitude(&ia),
         },
-        BinOp::Rem => match bc {
+        BinOp::Rem => match constant(b) {
             Some(0) => Interval::constant(0, 0),
             Some(c) => Interval::constant(0, c.abs() - 1),
             None => match magnitude(&ib).max {
@@ -469,26 +475,26 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
         },
         BinOp::Min => Interval {
-            min: both(&ia.min, &ib.min, BinOp::Min),
-            max: either(&ia.max, &ib.max, BinOp::Min),
+            min: both(ia.min, ib.min, BinOp::Min),
+            max: either(ia.max, ib.max, BinOp::Min),
         },
         BinOp::Max => Interval {
-            min: either(&ia.min, &ib.min, BinOp::Max),
-            max: both(&ia.max, &ib.max, BinOp::Max),
+            min: either(ia.min, ib.min, BinOp::Max),
+            max: both(ia.max, ib.max, BinOp::Max),
         },
-        BinOp::And => match (ac, bc) {
+        BinOp::And => match (constant(a), constant(b)) {
             (_, Some(c)) | (Some(c), _) if c >= 0 => Interval::constant(0, c),
             _ if !a.ty.is_signed() && ia.is_bounded() && ib.is_bounded() => Interval {
                 min: Some(Expr::i64(0)),
-                max: both(&ia.max, &ib.max, BinOp::Min),
+                max: both(ia.max, ib.max, BinOp::Min),
             },
             _ => Interval::everything(),
         },
-        BinOp::Shl => match bc {
+        BinOp::Shl => match constant(b) {
             Some(k) if (0..62).contains(&k) => scale(ia, 1i128 << k),
             _ => Interval::everything(),
         },
-        BinOp::Shr => match bc {
+        BinOp::Shr => match constant(b) {
             Some(k) if (0..63).contains(&k) => {
                 ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k)))
             }
@@ -668,5 +674,26 @@ mod tests {
         let s = scope(vec![Interval::constant(-2, 3), Interval::constant(-5, 4)]);
         let e = Expr::binary(BinOp::Mul, var(0), var(1));
         assert_eq!(consts(&bounds_of(&e, &s)), (-15, 12));
+    }
+
+    /// A chain of 20,000 additions, the kind a 2,000-term sum of
+    /// tests/large_expressions.rs is: each node used to simplify both its
+    /// operands to see whether they were constants, which made the analysis
+    /// quadratic in the chain's length (that sum took 6 s to expand). The
+    /// bound is wide: the quadratic version takes well over a minute here.
+    #[test]
+    fn a_chain_of_additions_takes_linear_time() {
+        let s = scope(vec![Interval::constant(0, 99)]);
+        let mut e = var(0);
+        for _ in 0..20_000 {
+            e = Expr::binary(BinOp::Add, e, i32c(1));
+        }
+        let start = std::time::Instant::now();
+        assert_eq!(consts(&bounds_of(&e, &s)), (20_000, 20_099));
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "took {:?}",
+            start.elapsed()
+        );
     }
 }
