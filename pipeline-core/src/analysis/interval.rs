@@ -73,8 +73,8 @@ impl Interval {
     /// The hull of two intervals (not aware of emptiness).
     pub fn hull(&self, other: &Interval) -> Interval {
         Interval {
-            min: both(&self.min, &other.min, BinOp::Min),
-            max: both(&self.max, &other.max, BinOp::Max),
+            min: both(self.min.clone(), other.min.clone(), BinOp::Min),
+            max: both(self.max.clone(), other.max.clone(), BinOp::Max),
         }
     }
 
@@ -94,21 +94,44 @@ impl Interval {
     }
 }
 
-fn both(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
-    Some(Expr::binary(op, a.clone()?, b.clone()?))
+/// `op` on two bounds, unbounded when either is. The bounds are taken by
+/// value: the bounds of a chain `x + 1 + 1 + ...` grow with it, and a copy
+/// at every node made the analysis quadratic in the chain's length.
+fn both(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
+    Some(bin(op, a?, b?))
 }
 
 /// `op` on bounds where a missing bound on one side is absorbed by the other
 /// (e.g. the upper bound of `min(a, b)` when only `b` is bounded above).
-fn either(a: &Option<Expr>, b: &Option<Expr>, op: BinOp) -> Option<Expr> {
+fn either(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(Expr::binary(op, a.clone(), b.clone())),
-        (Some(a), None) => Some(a.clone()),
-        (None, b) => b.clone(),
+        (Some(a), Some(b)) => Some(bin(op, a, b)),
+        (Some(a), None) => Some(a),
+        (None, b) => b,
     }
 }
 
+/// `op` on two bounds, folded when both are `i64` constants: a bound made of
+/// constants alone is then one `Int`, which [`constant`] reads without
+/// walking it (the bounds of a chain `x + 1 + 1 + ...` grow with it, and
+/// walking them at every node made the analysis quadratic).
 fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    if let (ExprKind::Int(x), ExprKind::Int(y)) = (&a.kind, &b.kind) {
+        let (x, y) = (*x, *y);
+        let folded = match op {
+            _ if a.ty != Type::I64 || b.ty != Type::I64 => None,
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::Div if y != 0 => Some(x.div_euclid(y)),
+            BinOp::Min => Some(x.min(y)),
+            BinOp::Max => Some(x.max(y)),
+            _ => None,
+        };
+        if let Some(v) = folded.filter(|v| Type::I64.wrap(*v) == *v) {
+            return Expr::i64(v);
+        }
+    }
     Expr::binary(op, a, b)
 }
 
@@ -437,8 +460,16 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
 
 /// The exact value of a bound made of constants alone (arithmetic, `min`,
 /// `max` and integer casts of them); `None` for a symbolic one. Cheaper than
-/// simplifying, which the bounds of every subexpression would need.
+/// simplifying, which the bounds of every subexpression would need: the
+/// analysis folds the constant bounds it builds ([`bin`]), so this looks
+/// only a few levels deep, and its cost does not grow with a bound.
 fn constant(e: &Expr) -> Option<i128> {
+    constant_within(e, 4)
+}
+
+fn constant_within(e: &Expr, depth: usize) -> Option<i128> {
+    let depth = depth.checked_sub(1)?;
+    let constant = |e: &Expr| constant_within(e, depth);
     crate::deep(|| match &e.kind {
         ExprKind::Int(v) => Some(*v),
         ExprKind::Cast(a) if a.ty.is_int() && e.ty.is_int() => Some(e.ty.wrap(constant(a)?)),
@@ -459,8 +490,18 @@ fn constant(e: &Expr) -> Option<i128> {
 }
 
 /// The least and greatest values a bound can take whatever its symbols, where
-/// its form says: `min(e, 5)` is at most 5, `max(e, 2)` at least 2.
+/// its form says: `min(e, 5)` is at most 5, `max(e, 2)` at least 2. Looks
+/// at most 8 levels deep (below, nothing is known), so that its cost does
+/// not grow with the bound.
 fn extremes(e: &Expr) -> (Option<i128>, Option<i128>) {
+    extremes_within(e, 8)
+}
+
+fn extremes_within(e: &Expr, depth: usize) -> (Option<i128>, Option<i128>) {
+    let Some(depth) = depth.checked_sub(1) else {
+        return (None, None);
+    };
+    let extremes = |e: &Expr| extremes_within(e, depth);
     crate::deep(|| match &e.kind {
         ExprKind::Int(v) => (Some(*v), Some(*v)),
         ExprKind::Cast(a) if represents_all(e.ty, a.ty) => extremes(a),
@@ -507,21 +548,24 @@ fn represents_all(to: Type, from: Type) -> bool {
 
 fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
     let (ia, ib) = (bounds_raw(a, scope), bounds_raw(b, scope));
-    let bc = simplify(b).as_int();
-    let ac = simplify(a).as_int();
+    // Whether an operand folds to a constant, asked only by the operators
+    // that need it: simplifying an operand at every node of a chain
+    // `x + 1 + 1 + ...` simplified each prefix again, quadratic in its
+    // length (2,000 terms took seconds).
+    let folded = |e: &Expr| simplify(e).as_int();
     match op {
         BinOp::Add => Interval {
-            min: both(&ia.min, &ib.min, BinOp::Add),
-            max: both(&ia.max, &ib.max, BinOp::Add),
+            min: both(ia.min, ib.min, BinOp::Add),
+            max: both(ia.max, ib.max, BinOp::Add),
         },
         BinOp::Sub => Interval {
-            min: both(&ia.min, &ib.max, BinOp::Sub),
-            max: both(&ia.max, &ib.min, BinOp::Sub),
+            min: both(ia.min, ib.max, BinOp::Sub),
+            max: both(ia.max, ib.min, BinOp::Sub),
         },
         BinOp::Mul => {
-            if let Some(c) = bc {
+            if let Some(c) = folded(b) {
                 scale(ia, c)
-            } else if let Some(c) = ac {
+            } else if let Some(c) = folded(a) {
                 scale(ib, c)
             } else if ia.is_bounded() && ib.is_bounded() {
                 let (a0, a1, b0, b1) = (
@@ -546,7 +590,7 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
                 Interval::everything()
             }
         }
-        BinOp::Div => match bc {
+        BinOp::Div => match folded(b) {
             Some(0) => Interval::constant(0, 0),
             Some(c) if c > 0 => ia.map(|m| bin(BinOp::Div, m, Expr::i64(c))),
             Some(c) => Interval {
@@ -559,7 +603,7 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
             None => magnitude(&ia),
         },
-        BinOp::Rem => match bc {
+        BinOp::Rem => match folded(b) {
             Some(0) => Interval::constant(0, 0),
             Some(c) => Interval::constant(0, c.abs() - 1),
             None => match magnitude(&ib).max {
@@ -571,28 +615,28 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             },
         },
         BinOp::Min => Interval {
-            min: both(&ia.min, &ib.min, BinOp::Min),
-            max: either(&ia.max, &ib.max, BinOp::Min),
+            min: both(ia.min, ib.min, BinOp::Min),
+            max: either(ia.max, ib.max, BinOp::Min),
         },
         BinOp::Max => Interval {
-            min: either(&ia.min, &ib.min, BinOp::Max),
-            max: both(&ia.max, &ib.max, BinOp::Max),
+            min: either(ia.min, ib.min, BinOp::Max),
+            max: both(ia.max, ib.max, BinOp::Max),
         },
-        BinOp::And => match (ac, bc) {
+        BinOp::And => match (folded(a), folded(b)) {
             (_, Some(c)) | (Some(c), _) if c >= 0 => Interval::constant(0, c),
             _ if !a.ty.is_signed() && ia.is_bounded() && ib.is_bounded() => Interval {
                 min: Some(Expr::i64(0)),
-                max: both(&ia.max, &ib.max, BinOp::Min),
+                max: both(ia.max, ib.max, BinOp::Min),
             },
             _ => Interval::everything(),
         },
         // The amount is taken modulo the bit width (`v >> 9` of an i8 is
         // `v >> 1`).
-        BinOp::Shl => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
+        BinOp::Shl => match folded(b).map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..62).contains(&k) => scale(ia, 1i128 << k),
             _ => Interval::everything(),
         },
-        BinOp::Shr => match bc.map(|k| k.rem_euclid(a.ty.bits() as i128)) {
+        BinOp::Shr => match folded(b).map(|k| k.rem_euclid(a.ty.bits() as i128)) {
             Some(k) if (0..63).contains(&k) => {
                 ia.map(|m| bin(BinOp::Div, m, Expr::i64(1i128 << k)))
             }
@@ -905,5 +949,26 @@ mod tests {
         let s = scope(vec![Interval::constant(-2, 3), Interval::constant(-5, 4)]);
         let e = Expr::binary(BinOp::Mul, var(0), var(1));
         assert_eq!(consts(&bounds_of(&e, &s)), (-15, 12));
+    }
+
+    /// A chain of 20,000 additions, the kind a 2,000-term sum of
+    /// tests/large_expressions.rs is: each node used to simplify both its
+    /// operands to see whether they were constants, which made the analysis
+    /// quadratic in the chain's length (that sum took 6 s to expand). The
+    /// bound is wide: the quadratic version takes well over a minute here.
+    #[test]
+    fn a_chain_of_additions_takes_linear_time() {
+        let s = scope(vec![Interval::constant(0, 99)]);
+        let mut e = var(0);
+        for _ in 0..20_000 {
+            e = Expr::binary(BinOp::Add, e, i32c(1));
+        }
+        let start = std::time::Instant::now();
+        assert_eq!(consts(&bounds_of(&e, &s)), (20_000, 20_099));
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "took {:?}",
+            start.elapsed()
+        );
     }
 }
