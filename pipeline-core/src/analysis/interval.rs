@@ -324,6 +324,12 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
                             inner.max.as_ref().and_then(|m| extremes(m).1),
                         ),
                     };
+                    // An unsigned value is at least 0 whatever its bound
+                    // says (a division's is that of a signed one).
+                    let lo = match a.ty.is_signed() {
+                        true => lo,
+                        false => Some(lo.map_or(0, |lo| lo.max(0))),
+                    };
                     match (lo, hi) {
                         (Some(lo), Some(hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => {
                             inner
@@ -807,6 +813,13 @@ mod tests {
         // pipelines test).
         let src = "fn p(input: Image<u8, 3>) -> Image<u8, 3> {
             out(x, y, c) = input(x, y, clamp(saturating_cast::<u32>(c), 0, 2) as i32);
+            out
+        }";
+        assert!(crate::pipeline_from_source(src, "p").is_ok());
+        // A clamp of an unsigned value whose lower bound is in terms of
+        // variables (`clamp(v, 0, 5)` is `min(v, 5)` for an unsigned `v`).
+        let src = "fn p(input: Image<u8, 3>, n: Image<u32, 1>) -> Image<u8, 3> {
+            out(x, y, c) = input(x, y, clamp(saturating_cast::<u32>(c) / n(x), 0, 2) as i32);
             out
         }";
         assert!(crate::pipeline_from_source(src, "p").is_ok());
