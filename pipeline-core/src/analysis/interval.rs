@@ -409,10 +409,20 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
             _ => Interval::of_type(e.ty),
         };
     }
-    // Wider types wrap too: constant bounds outside the type's range are no
-    // bounds (`(v as u32) - 7` is near 2^32 for a small `v`). Bounds in
-    // terms of variables are kept: they leave the type only on images of
-    // 2^31 pixels.
+    // Wider types wrap too. Arithmetic that can overflow, with an operand
+    // unbounded on one side, has no bound on the other either (`3 + v` of
+    // an unbounded u32 `v` wraps to 0).
+    let overflows = matches!(
+        &e.kind,
+        K::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..) | K::Unary(UnOp::Neg, _)
+    );
+    let result = match overflows && !result.is_bounded() {
+        true => Interval::everything(),
+        false => result,
+    };
+    // Constant bounds outside the type's range are no bounds (`(v as u32) -
+    // 7` is near 2^32 for a small `v`). Bounds in terms of variables are
+    // kept: they leave the type only on images of 2^31 pixels.
     let constants = match (&result.min, &result.max) {
         (Some(lo), Some(hi)) => constant(lo).zip(constant(hi)),
         _ => None,
@@ -846,6 +856,18 @@ mod tests {
             Expr::int(Type::I32, 33),
         );
         assert_eq!(consts(&bounds_of(&e, &s)), (-256, 254));
+    }
+
+    #[test]
+    fn sums_with_an_unbounded_operand_may_wrap() {
+        // `3 + (y as u32)` of a negative `y` wraps to near 0: its lower
+        // bound 3 does not hold, and a clamp of it to [0, 1] can be 0 (the
+        // interpreter read below the region computed from [1, 1]).
+        let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
+        let y = Expr::cast(Type::U32, var(0));
+        let sum = Expr::binary(BinOp::Add, Expr::int(Type::U32, 3), y);
+        let clamped = Expr::binary(BinOp::Min, sum, Expr::int(Type::U32, 1));
+        assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 1));
     }
 
     #[test]
