@@ -250,6 +250,31 @@ differential!(
 );
 
 pipeline! {
+    /// Coordinates computed in narrow or unsigned types, read through
+    /// boundary conditions: `((x - 3) as u16) as i32` is 65533 at x = 0, and
+    /// `(6 - (h as u8)) as i32` is 253 for h = 9. Loop partitioning took them
+    /// for `x - 3` and `6 - h`, and dropped the boundary conditions where
+    /// they are not the identity. Found by the random pipelines test.
+    fn narrow_coordinates(input: Image<u16, 2>) -> Image<u16, 2> {
+        let m = input.mirror_interior();
+        let e = input.clamp_edge();
+        out(x, y) = m(((x - 3) as u16) as i32, y) + e(x + (6 - (input.height() as u8)) as i32, y);
+        out
+    }
+
+    schedule narrow_coordinates {
+        out.vectorize(x, 8);
+    }
+}
+differential!(
+    coordinates_in_narrow_types_keep_their_boundary_conditions,
+    narrow_coordinates,
+    u16,
+    u16,
+    |s| s as u16
+);
+
+pipeline! {
     /// Updates with pure variables: running sums along rows (a scan whose
     /// rows are independent), column sums (an integer reduction per column)
     /// and a pointwise update over its own rows.

@@ -347,6 +347,12 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
                             inner.max.as_ref().and_then(|m| extremes(m).1),
                         ),
                     };
+                    // An unsigned value is at least 0 whatever its bound
+                    // says (a division's is that of a signed one).
+                    let lo = match a.ty.is_signed() {
+                        true => lo,
+                        false => Some(lo.map_or(0, |lo| lo.max(0))),
+                    };
                     match (lo, hi) {
                         (Some(lo), Some(hi)) if lo >= e.ty.int_min() && hi <= e.ty.int_max() => {
                             inner
@@ -426,10 +432,20 @@ fn bounds_here(e: &Expr, scope: &Scope) -> Interval {
             _ => Interval::of_type(e.ty),
         };
     }
-    // Wider types wrap too: constant bounds outside the type's range are no
-    // bounds (`(v as u32) - 7` is near 2^32 for a small `v`). Bounds in
-    // terms of variables are kept: they leave the type only on images of
-    // 2^31 pixels.
+    // Wider types wrap too. Arithmetic that can overflow, with an operand
+    // unbounded on one side, has no bound on the other either (`3 + v` of
+    // an unbounded u32 `v` wraps to 0).
+    let overflows = matches!(
+        &e.kind,
+        K::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, ..) | K::Unary(UnOp::Neg, _)
+    );
+    let result = match overflows && !result.is_bounded() {
+        true => Interval::everything(),
+        false => result,
+    };
+    // Constant bounds outside the type's range are no bounds (`(v as u32) -
+    // 7` is near 2^32 for a small `v`). Bounds in terms of variables are
+    // kept: they leave the type only on images of 2^31 pixels.
     let constants = match (&result.min, &result.max) {
         (Some(lo), Some(hi)) => constant(lo).zip(constant(hi)),
         _ => None,
@@ -854,6 +870,13 @@ mod tests {
             out
         }";
         assert!(crate::pipeline_from_source(src, "p").is_ok());
+        // A clamp of an unsigned value whose lower bound is in terms of
+        // variables (`clamp(v, 0, 5)` is `min(v, 5)` for an unsigned `v`).
+        let src = "fn p(input: Image<u8, 3>, n: Image<u32, 1>) -> Image<u8, 3> {
+            out(x, y, c) = input(x, y, clamp(saturating_cast::<u32>(c) / n(x), 0, 2) as i32);
+            out
+        }";
+        assert!(crate::pipeline_from_source(src, "p").is_ok());
     }
 
     #[test]
@@ -877,6 +900,18 @@ mod tests {
             Expr::int(Type::I32, 33),
         );
         assert_eq!(consts(&bounds_of(&e, &s)), (-256, 254));
+    }
+
+    #[test]
+    fn sums_with_an_unbounded_operand_may_wrap() {
+        // `3 + (y as u32)` of a negative `y` wraps to near 0: its lower
+        // bound 3 does not hold, and a clamp of it to [0, 1] can be 0 (the
+        // interpreter read below the region computed from [1, 1]).
+        let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
+        let y = Expr::cast(Type::U32, var(0));
+        let sum = Expr::binary(BinOp::Add, Expr::int(Type::U32, 3), y);
+        let clamped = Expr::binary(BinOp::Min, sum, Expr::int(Type::U32, 1));
+        assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 1));
     }
 
     #[test]

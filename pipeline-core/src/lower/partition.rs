@@ -116,9 +116,17 @@ impl Steady<'_> {
     ) -> Option<(i128, Expr)> {
         let uses_var =
             |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == self.var));
+        // Arithmetic in i32 and i64 (coordinates, bounds) stays far from the
+        // limits of its type; in narrower or unsigned types it wraps (a
+        // coordinate `(6 - (h as u8)) as i32` is 255 for h = 7), and a
+        // cast to one changes the value (`(x as u16) as i32` of -2 is
+        // 65534): those are not linear, though fixed when they do not use
+        // the loop.
+        let wide = matches!(e.ty, Type::I32 | Type::I64);
         match &e.kind {
             ExprKind::Loop(l) if l == self.var => Some((1, i64c(0))),
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            _ if !wide && uses_var(e) => None,
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) if wide => {
                 let (ca, ra) = self.linear(a, side, facts)?;
                 let (cb, rb) = self.linear(b, side, facts)?;
                 Some(match op {
@@ -126,12 +134,12 @@ impl Steady<'_> {
                     _ => (ca - cb, bin(BinOp::Sub, ra, rb)),
                 })
             }
-            ExprKind::Binary(BinOp::Mul, a, b) if b.as_int().is_some() => {
+            ExprKind::Binary(BinOp::Mul, a, b) if wide && b.as_int().is_some() => {
                 let (c, r) = self.linear(a, side, facts)?;
                 let k = b.as_int()?;
                 Some((c * k, bin(BinOp::Mul, r, i64c(k))))
             }
-            ExprKind::Binary(BinOp::Mul, a, b) if a.as_int().is_some() => {
+            ExprKind::Binary(BinOp::Mul, a, b) if wide && a.as_int().is_some() => {
                 let (c, r) = self.linear(b, side, facts)?;
                 let k = a.as_int()?;
                 Some((c * k, bin(BinOp::Mul, r, i64c(k))))
@@ -170,8 +178,7 @@ impl Steady<'_> {
                 }
                 (ca == cb && simplify(&ra) == simplify(&rb)).then_some((ca, ra))
             }
-            // Coordinates stay far from the limits of their types.
-            ExprKind::Cast(a) if e.ty.is_int() && a.ty.is_int() => self.linear(a, side, facts),
+            ExprKind::Cast(a) if wide && a.ty.is_int() => self.linear(a, side, facts),
             _ if !uses_var(e) => {
                 let known = !e.any(&mut |n| match &n.kind {
                     ExprKind::Loop(l) => self.inner.get(l).is_some_and(|b| b.is_none()),
