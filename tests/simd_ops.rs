@@ -793,9 +793,13 @@ fn phase_loads_split_interleaved_channels() {
                 phases::<_, $t, 37, 4>(level, &mut m);
                 phases::<_, $t, 64, 4>(level, &mut m);
                 phases::<_, $t, 2, 2>(level, &mut m);
+                phases::<_, $t, 16, 2>(level, &mut m);
+                phases::<_, $t, 37, 2>(level, &mut m);
+                phases::<_, $t, 64, 2>(level, &mut m);
+                phases::<_, $t, 131, 2>(level, &mut m);
             )*};
         }
-        all!(u8 i16 u32 f32 u64 f64);
+        all!(u8 i8 u16 i16 u32 i32 f32 u64 f64);
     });
     m.assert_none();
 }

@@ -117,7 +117,7 @@ struct Lanes<'g, 'a> {
     /// The rows (view and coordinates past the first) whose next row the
     /// store being emitted prefetches.
     prefetched: RefCell<Vec<String>>,
-    /// Loads of stride 3 or 4 read together with the others of their
+    /// Loads of stride 2, 3 or 4 read together with the others of their
     /// group ([`Lanes::plan_phases`]): the group and phase of each, by node.
     phase_of: RefCell<HashMap<*const Expr, (usize, usize)>>,
     /// The groups of loads read together.
@@ -1005,9 +1005,10 @@ impl Lanes<'_, '_> {
         (r != 0).then_some((r, stride0))
     }
 
-    /// Groups the loads of stride 3 or 4 in memory that `value` evaluates
-    /// in every lane (outside `select` branches) and that read every phase
-    /// of the same elements: the three channels of interleaved RGB,
+    /// Groups the loads of stride 2, 3 or 4 in memory that `value`
+    /// evaluates in every lane (outside `select` branches) and that read
+    /// every phase of the same elements: `a(2 * x, y)` with `a(2 * x + 1,
+    /// y)`, the three channels of interleaved RGB,
     /// `rgb(x, y, 0)`, `rgb(x, y, 1)`, `rgb(x, y, 2)` under
     /// `rgb.dim(0).set_stride(3).dim(2).set_stride(1)`, or `a(3 * x + k,
     /// y)`. Their coordinates differ by constants only, in dimensions whose
@@ -1019,7 +1020,13 @@ impl Lanes<'_, '_> {
     /// loads.
     fn plan_phases(&self, value: &Expr) {
         self.phase_of.borrow_mut().clear();
-        self.phase_groups.borrow_mut().clear();
+        // The anchors are dropped: no entry of the cache of `is_uniform`
+        // may outlive its node, whose address a later node may take.
+        for g in self.phase_groups.borrow_mut().drain(..) {
+            g.anchor.visit(&mut |n| {
+                self.uniform.borrow_mut().remove(&(n as *const Expr));
+            });
+        }
         // Classifying now, before the `let`s of `value` are, would take
         // their variables for uniform (and remember that): planning
         // leaves the classifications as they were, and skips loads whose
@@ -1045,7 +1052,7 @@ impl Lanes<'_, '_> {
             let Some((r, stride0)) = self.memory_step(*source, args) else {
                 return;
             };
-            if !(3..=4).contains(&(r * stride0 as i128)) {
+            if !(2..=4).contains(&(r * stride0 as i128)) {
                 return;
             }
             let mut key = format!("{source:?} {r} {:?}", n.ty);
@@ -1117,10 +1124,14 @@ impl Lanes<'_, '_> {
         if let Some(names) = &self.phase_groups.borrow()[id].names {
             return Some(names[phase].clone());
         }
-        let (anchor, step) = {
-            let groups = self.phase_groups.borrow();
-            (groups[id].anchor.clone(), groups[id].step)
-        };
+        let groups = self.phase_groups.borrow();
+        let (anchor, step) = (&groups[id].anchor, groups[id].step);
+        // The anchor is a clone, its nodes at addresses that nodes
+        // classified earlier and since dropped may have had: forget what
+        // the cache of `is_uniform` says of them.
+        anchor.visit(&mut |n| {
+            self.uniform.borrow_mut().remove(&(n as *const Expr));
+        });
         let ExprKind::Load { source, args, .. } = &anchor.kind else {
             return None;
         };
@@ -1158,6 +1169,7 @@ impl Lanes<'_, '_> {
             };
         });
         let name = names[phase].clone();
+        drop(groups);
         self.phase_groups.borrow_mut()[id].names = Some(names);
         Some(name)
     }

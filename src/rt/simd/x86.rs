@@ -389,6 +389,31 @@ unsafe fn every_2nd_r<X: Regs, T: Reg<X>>(
     i
 }
 
+/// Both phases of stride 2, `o[0][i] = p[2 i]` and `o[1][i] = p[2 i + 1]`,
+/// for `i` from `from` up to `N`, whole registers of level `X` at a time:
+/// the `2 l` elements of `l` lanes read as two registers, once, and
+/// narrowed as lanes twice as wide, the low halves (`even`) and the high
+/// ones (`odd`). Returns the first lane not written.
+#[inline(always)]
+unsafe fn phases2_r<X: Regs, T: Reg<X>, const N: usize>(
+    p: *const T,
+    o: &mut [[T; N]; 2],
+    from: usize,
+    even: impl Fn(X::I, X::I) -> X::I,
+    odd: impl Fn(X::I, X::I) -> X::I,
+) -> usize {
+    let l = lanes::<X, T>();
+    let mut i = from;
+    while i + l <= N {
+        let (x, y) = (T::load(p.add(2 * i)), T::load(p.add(2 * i + l)));
+        let (x, y) = (T::bits(x), T::bits(y));
+        T::store(o[0].as_mut_ptr().add(i), T::from_bits(even(x, y)));
+        T::store(o[1].as_mut_ptr().add(i), T::from_bits(odd(x, y)));
+        i += l;
+    }
+    i
+}
+
 /// Loads of a constant stride `S` by byte shuffles: a register's lanes
 /// `p[0], p[S], ...` from the bytes they span, read 16 at a time (the last
 /// read ending at the span's last byte, so that none passes it), each read
@@ -1224,6 +1249,20 @@ level!(Sse41);
 level!(Avx2);
 level!(Avx512);
 
+/// Both phases of stride 2 at a level ([`Deinterleave::load_phases`] with
+/// `S` = 2): by default the lanes picked one by one.
+trait Phases2<T: Copy + Default>: Copy {
+    /// # Safety
+    ///
+    /// The `2 N` elements from `p` must be readable, and the processor must
+    /// have the level.
+    #[inline(always)]
+    unsafe fn phases2<const N: usize>(p: *const T) -> [[T; N]; 2] {
+        // SAFETY: the caller makes the elements readable.
+        unsafe { super::pick_phases::<T, N, 2>(p) }
+    }
+}
+
 // Stride-2 loads: the even lanes of one register and the odd ones of the
 // next (shifted down a lane), narrowed as lanes twice as wide; the lanes
 // left over in whole registers of the levels below (whose instructions the
@@ -1232,6 +1271,9 @@ macro_rules! every_2nd {
     ($($level:ident $(then $below:ident)*;)*) => {$(
         every_2nd!(@types $level [$($below)*]; trunc16_8, srl16, 8: u8 i8;
             trunc32_16, srl32, 16: u16 i16; trunc64_32, srl64, 32: u32 i32 f32;);
+        impl Phases2<u64> for $level {}
+        impl Phases2<i64> for $level {}
+        impl Phases2<f64> for $level {}
         impl Deinterleave<u64> for $level { every_2nd!(@every $level [$($below)*] u64); }
         impl Deinterleave<i64> for $level { every_2nd!(@every $level [$($below)*] i64); }
         impl Deinterleave<f64> for $level { every_2nd!(@every $level [$($below)*] f64); }
@@ -1245,6 +1287,12 @@ macro_rules! every_2nd {
             self,
             p: *const $t,
         ) -> [[$t; N]; S] {
+            if S == 2 {
+                // SAFETY: the caller makes the `2 N` elements readable.
+                let o = unsafe { <$level as Phases2<$t>>::phases2::<N>(p) };
+                // SAFETY: `[[T; N]; 2]` is `[[T; N]; S]` when `S` is 2.
+                return unsafe { core::mem::transmute_copy(&o) };
+            }
             if S != 3 && S != 4 {
                 // SAFETY: the caller makes the elements readable.
                 return unsafe { super::pick_phases::<$t, N, S>(p) };
@@ -1305,6 +1353,37 @@ macro_rules! every_2nd {
         }
     };
     (@types $level:ident $below:tt; $($trunc:ident, $srl:ident, $bits:literal: $($t:ident)*;)*) => {$($(
+        impl Phases2<$t> for $level {
+            #[inline(always)]
+            unsafe fn phases2<const N: usize>(p: *const $t) -> [[$t; N]; 2] {
+                let mut o = [[<$t>::default(); N]; 2];
+                // SAFETY: the token proves the level, whose kernels enable
+                // the levels below (module docs); each register's elements
+                // lie inside the `2 N` the caller makes readable.
+                let mut i = unsafe {
+                    phases2_r::<$level, $t, N>(
+                        p,
+                        &mut o,
+                        0,
+                        |x, y| <$level as Regs>::$trunc(x, y),
+                        |x, y| {
+                            <$level as Regs>::$trunc(
+                                <$level as Regs>::$srl(x, $bits),
+                                <$level as Regs>::$srl(y, $bits),
+                            )
+                        },
+                    )
+                };
+                every_2nd!(@below2 $below; p, o, N, i, $t, $trunc, $srl, $bits);
+                while i < N {
+                    // SAFETY: as above.
+                    o[0][i] = unsafe { p.add(2 * i).read_unaligned() };
+                    o[1][i] = unsafe { p.add(2 * i + 1).read_unaligned() };
+                    i += 1;
+                }
+                o
+            }
+        }
         impl Deinterleave<$t> for $level {
             every_2nd!(@every $level $below $t);
             #[inline(always)]
@@ -1328,6 +1407,23 @@ macro_rules! every_2nd {
             }
         }
     )*)*};
+    (@below2 [$($below:ident)*]; $p:ident, $o:ident, $n:ident, $i:ident, $t:ident, $trunc:ident, $srl:ident, $bits:literal) => {$(
+        // SAFETY: as above.
+        $i = unsafe {
+            phases2_r::<$below, $t, $n>(
+                $p,
+                &mut $o,
+                $i,
+                |x, y| <$below as Regs>::$trunc(x, y),
+                |x, y| {
+                    <$below as Regs>::$trunc(
+                        <$below as Regs>::$srl(x, $bits),
+                        <$below as Regs>::$srl(y, $bits),
+                    )
+                },
+            )
+        };
+    )*};
     (@below [$($below:ident)*]; $p:ident, $o:ident, $n:ident, $i:ident, $t:ident, $trunc:ident, $srl:ident, $bits:literal) => {$(
         // SAFETY: as above.
         $i = unsafe {
