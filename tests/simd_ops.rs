@@ -33,7 +33,7 @@ use pipeline::rt::simd::{
     NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select, U8Blocks,
 };
 #[cfg(target_arch = "x86_64")]
-use pipeline::rt::simd::{Avx2, Avx512, Sse41};
+use pipeline::rt::simd::{Avx2, Avx512, Avx512Vbmi, Sse41};
 use pipeline::rt::SaturatingCast;
 use std::any::type_name;
 use std::fmt::Debug;
@@ -58,6 +58,10 @@ macro_rules! each_level {
             match Avx512::new() {
                 Some($level) => $body,
                 None => skipped("Avx512"),
+            }
+            match Avx512Vbmi::new() {
+                Some($level) => $body,
+                None => skipped("Avx512Vbmi"),
             }
         }
     }};

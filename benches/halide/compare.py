@@ -46,7 +46,7 @@ What it does, in one run:
    on 32 rows its JIT-compiled blur takes 0.6-0.8 ms per call, ours about 0.1,
    so a fixed cost that is not arithmetic would swamp the figure.)
 6. Runs our bench at each instruction-set level the processor has
-   (PIPELINE_ISA=scalar, sse4.1, avx2, avx512; our builds set
+   (PIPELINE_ISA=scalar, sse4.1, avx2, avx512, avx512vbmi; our builds set
    PIPELINE_KERNELS so that every level has a kernel of its own), the levels in turn in each of
    R rounds, and prints the median time per level and the median per-round
    speed-up over scalar.
@@ -93,7 +93,7 @@ AUTOSCHEDULERS = {
 }
 REQUIREMENTS = ["halide>=21,<22", "numpy"]
 # PIPELINE_KERNELS for our builds: a kernel at every instruction-set level.
-ALL_KERNELS = "sse4.1,avx2,avx512"
+ALL_KERNELS = "sse4.1,avx2,avx512,avx512vbmi"
 # Suffix of the bench's results for the blur with its data in cache.
 CACHED = " in cache"
 # Written into the venv once the requirements installed, so later runs skip pip.
@@ -1024,7 +1024,7 @@ def main():
     # 5. Ours at each instruction-set level the processor has (a level above
     # its best would run its best again), against the scalar kernels, the
     # levels in turn per round.
-    all_levels = ["scalar", "sse4.1", "avx2", "avx512"]
+    all_levels = ["scalar", "sse4.1", "avx2", "avx512", "avx512vbmi"]
     levels = [isa for isa in all_levels if isa in machine.get("levels", all_levels)]
     missing_levels = [isa for isa in all_levels if isa not in levels]
     per_level = {isa: {name: [] for name in names} for isa in levels}

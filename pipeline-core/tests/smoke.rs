@@ -151,6 +151,57 @@ fn vectorized_integer_stencils_have_no_lane_loops() {
     }
 }
 
+/// Interleaved RGB read at stride 3 (and a downsample at stride 2): one
+/// read of each group of phases, no prefetch of the output's next row
+/// (see `vector_store`), and a fourth kernel, AVX-512 with VBMI, only
+/// where a stride is 3 or 4.
+#[test]
+fn strided_input_loops_read_phases_once_and_do_not_prefetch_the_output() {
+    const GREY: &str = r#"
+        pub fn grey(rgb: Image<u8, 3>) -> Image<u8, 2> {
+            out(x, y) = ((rgb(x, y, 0) as u16 * 77 + rgb(x, y, 1) as u16 * 150
+                + rgb(x, y, 2) as u16 * 29) >> 8) as u8;
+            out
+        }
+        schedule grey {
+            rgb.dim(0).set_stride(3).dim(2).set_stride(1);
+            out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 32);
+        }
+    "#;
+    const DOWN2: &str = r#"
+        pub fn down2(input: Image<u16, 2>) -> Image<u16, 2> {
+            out(x, y) = ((input(2 * x, 2 * y) as u32 + input(2 * x + 1, 2 * y) as u32
+                + input(2 * x, 2 * y + 1) as u32 + input(2 * x + 1, 2 * y + 1) as u32 + 2) >> 2) as u16;
+            out
+        }
+        schedule down2 {
+            out.split(y, yo, yi, 16).parallel(yo).vectorize(x, 16);
+        }
+    "#;
+    for (src, stride, kernels) in [(GREY, 3, 4), (DOWN2, 2, 3)] {
+        let out = pipeline_core::expand(src.parse().unwrap()).to_string();
+        assert_eq!(out.matches("let __isa").count(), kernels, "{out}");
+        assert_eq!(
+            out.matches("__kernel_avx512vbmi").count(),
+            if kernels == 4 { 2 } else { 0 },
+            "{out}"
+        );
+        // Every load of the steady state is one of a group read at once:
+        // one group of 3 phases, or two of 2 (the rows 2 y and 2 y + 1).
+        let groups = if stride == 3 { 1 } else { 2 };
+        let phases = format!("load_phases :: < 32 , {stride} >");
+        let phases16 = format!("load_phases :: < 16 , {stride} >");
+        let n = out.matches(&phases).count() + out.matches(&phases16).count();
+        assert!(n >= groups * kernels, "{n} groups: {out}");
+        assert_eq!(out.matches("load_every").count(), 0, "{out}");
+        assert_eq!(
+            out.matches("__out0 . prefetch_next_row").count(),
+            0,
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn rounding_averages_use_pavg_only_where_the_sum_cannot_wrap() {
     let expand = |def: &str| {
@@ -172,17 +223,25 @@ fn rounding_averages_use_pavg_only_where_the_sum_cannot_wrap() {
 #[test]
 fn strided_loads_are_deinterleaved_spans() {
     let src = "fn halve(a: Image<u16, 2>) -> Image<u16, 2> { \
-               out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(3 * x, y) + a(5 * x, y); out } \
+               out(x, y) = a(2 * x, y) / 2 + a(2 * x + 1, y) / 2 + a(2 * x + 5, y) \
+               + a(3 * x, y) + a(5 * x, y); out } \
                schedule halve { out.vectorize(x, 16); }";
     let out = pipeline_core::expand(src.parse().unwrap()).to_string();
     // In each kernel, in the steady state and in the shifted last vector
-    // of a row: two stride-2 loads of a span of 31 elements, one stride-3
-    // load of a span of 46 picked by a constant stride; stride 5 loads lane
-    // by lane.
+    // of a row: the two phases of stride 2 from one read of 32 elements,
+    // a third stride-2 load of a span of 31, one stride-3 load of a span
+    // of 46 picked by a constant stride; stride 5 loads lane by lane.
     let bodies = out.matches("let __isa").count() * 2;
     assert_eq!(
-        out.matches("dense_ptr (__c , 31)").count(),
-        2 * bodies,
+        out.matches("load_phases :: < 16 , 2 > (__isa , __in0 . dense_ptr (__c , 32))")
+            .count(),
+        bodies,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("load_every_2nd :: < 16 > (__isa , __in0 . dense_ptr (__c , 31) ,)")
+            .count(),
+        bodies,
         "{out}"
     );
     assert_eq!(

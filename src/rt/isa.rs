@@ -4,7 +4,7 @@
 //! [`isa`] which one to call. The answer is the best level the processor
 //! supports (`is_x86_feature_detected!`, checked once and cached), lowered by
 //! the environment variable `PIPELINE_ISA` (`scalar`, `sse4.1`, `avx2`,
-//! `avx512`; read once) and, on the calling thread, by [`with_isa`] (for tests
+//! `avx512`, `avx512vbmi`; read once) and, on the calling thread, by [`with_isa`] (for tests
 //! and benchmarks that cover every level). A level above what the processor
 //! supports is never used.
 //!
@@ -26,11 +26,20 @@ pub enum Isa {
     Avx2,
     /// x86-64 with AVX-512 F and BW.
     Avx512,
+    /// x86-64 with AVX-512 F, BW and VBMI (byte permutes across the whole
+    /// register: Ice Lake, Zen 4 and later).
+    Avx512Vbmi,
 }
 
 impl Isa {
     /// Every level, lowest first.
-    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Sse41, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 5] = [
+        Isa::Scalar,
+        Isa::Sse41,
+        Isa::Avx2,
+        Isa::Avx512,
+        Isa::Avx512Vbmi,
+    ];
 
     /// The name `PIPELINE_ISA` uses.
     pub fn name(self) -> &'static str {
@@ -39,6 +48,7 @@ impl Isa {
             Isa::Sse41 => "sse4.1",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Avx512Vbmi => "avx512vbmi",
         }
     }
 
@@ -69,6 +79,9 @@ pub(crate) fn detected() -> Isa {
             && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
         {
+            if std::is_x86_feature_detected!("avx512vbmi") {
+                return Isa::Avx512Vbmi;
+            }
             return Isa::Avx512;
         }
         if avx2 {
@@ -131,7 +144,9 @@ mod tests {
         for i in Isa::ALL {
             assert_eq!(Isa::from_name(i.name()), Some(i));
         }
-        assert!(Isa::Scalar < Isa::Sse41 && Isa::Avx2 < Isa::Avx512);
+        assert!(
+            Isa::Scalar < Isa::Sse41 && Isa::Avx2 < Isa::Avx512 && Isa::Avx512 < Isa::Avx512Vbmi
+        );
         assert_eq!(Isa::from_name("neon"), None);
     }
 
@@ -145,7 +160,7 @@ mod tests {
         });
         assert_eq!(isa(), best);
         // Asking for more than the processor has gives what it has.
-        with_isa(Isa::Avx512, || assert!(isa() <= best));
+        with_isa(Isa::Avx512Vbmi, || assert!(isa() <= best));
         assert!(Isa::available().contains(&best));
     }
 }

@@ -33,7 +33,7 @@
 mod x86;
 
 #[cfg(target_arch = "x86_64")]
-pub use x86::{Avx2, Avx512, Sse41};
+pub use x86::{Avx2, Avx512, Avx512Vbmi, Sse41};
 
 use crate::rt::SaturatingCast;
 

@@ -8,8 +8,10 @@
 //! a full loop nest for LLVM to optimize, which is where a release build's
 //! time goes, so only the levels that pay get one: by default scalar (the
 //! fallback every processor can run), AVX2 and, where some vector is wider
-//! than 256 bits, AVX-512. `PIPELINE_KERNELS` at build time chooses others;
-//! a processor runs the highest kernel its level reaches.
+//! than 256 bits, AVX-512, and AVX-512 with VBMI where the loops also load
+//! at strides 3 or 4 (whose bytes VBMI permutes across whole registers).
+//! `PIPELINE_KERNELS` at build time chooses others; a processor runs the
+//! highest kernel its level reaches.
 
 use crate::analysis::bounds::BoundsProgram;
 use crate::ir::Pipeline;
@@ -19,31 +21,37 @@ use quote::{format_ident, quote};
 use super::rust::rust_type;
 
 /// The environment variable that lists the levels given a kernel of their
-/// own beside scalar (`sse4.1`, `avx2`, `avx512`, comma-separated; `scalar`
-/// alone for none).
+/// own beside scalar (`sse4.1`, `avx2`, `avx512`, `avx512vbmi`,
+/// comma-separated; `scalar` alone for none).
 pub const KERNELS_ENV: &str = "PIPELINE_KERNELS";
 
 /// The x86-64 levels above scalar, lowest first: the name `PIPELINE_KERNELS`
 /// and `PIPELINE_ISA` use, the `rt::simd` token and `rt::Isa` variant, and
 /// the features its kernel is compiled with.
-const X86_LEVELS: [(&str, &str, &str); 3] = [
+const X86_LEVELS: [(&str, &str, &str); 4] = [
     ("sse4.1", "Sse41", "sse4.1"),
     ("avx2", "Avx2", "avx2,fma"),
     ("avx512", "Avx512", "avx512f,avx512bw,avx2,fma"),
+    (
+        "avx512vbmi",
+        "Avx512Vbmi",
+        "avx512f,avx512bw,avx512vbmi,avx2,fma",
+    ),
 ];
 
 /// Which x86-64 levels may get a kernel of their own (in the order of
 /// `X86_LEVELS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelLevels([bool; 3]);
+pub struct KernelLevels([bool; 4]);
 
 impl Default for KernelLevels {
-    /// AVX2 and AVX-512. An SSE4.1 kernel gained 1.0-1.3x over scalar on
-    /// most pipelines (whose loops LLVM vectorizes with the baseline SSE2)
-    /// and cost a third of a vectorized pipeline's release build; processors
-    /// with SSE4.1 and without AVX2 run the scalar kernel.
+    /// AVX2, AVX-512 and AVX-512 with VBMI. An SSE4.1 kernel gained
+    /// 1.0-1.3x over scalar on most pipelines (whose loops LLVM vectorizes
+    /// with the baseline SSE2) and cost a third of a vectorized pipeline's
+    /// release build; processors with SSE4.1 and without AVX2 run the
+    /// scalar kernel.
     fn default() -> Self {
-        KernelLevels([false, true, true])
+        KernelLevels([false, true, true, true])
     }
 }
 
@@ -58,7 +66,7 @@ impl KernelLevels {
 
     /// Parses `PIPELINE_KERNELS` syntax: level names separated by commas.
     pub fn parse(text: &str) -> Result<KernelLevels, String> {
-        let mut on = [false; 3];
+        let mut on = [false; 4];
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "scalar" {
                 continue;
@@ -67,7 +75,7 @@ impl KernelLevels {
                 Some(i) => on[i] = true,
                 None => {
                     return Err(format!(
-                        "{KERNELS_ENV}={text}: `{name}` is not a level; the levels are scalar, sse4.1, avx2 and avx512"
+                        "{KERNELS_ENV}={text}: `{name}` is not a level; the levels are scalar, sse4.1, avx2, avx512 and avx512vbmi"
                     ))
                 }
             }
@@ -89,6 +97,9 @@ pub enum Vectors {
     UpTo256,
     /// Some vector wider than 256 bits.
     Wider,
+    /// Some vector wider than 256 bits, and loads of stride 3 or 4, which
+    /// the AVX-512 level with VBMI reads by whole-register byte permutes.
+    WiderStrided,
 }
 
 /// The kernel functions of the loop nest `body`, and the call of the one
@@ -142,7 +153,14 @@ pub fn kernels(
     };
     // The levels with a kernel of their own.
     let own: Vec<usize> = (0..X86_LEVELS.len())
-        .filter(|&i| levels.0[i] && (i < 2 || vectors == Vectors::Wider))
+        .filter(|&i| {
+            levels.0[i]
+                && match i {
+                    0 | 1 => true,
+                    2 => matches!(vectors, Vectors::Wider | Vectors::WiderStrided),
+                    _ => vectors == Vectors::WiderStrided,
+                }
+        })
         .collect();
     if vectors == Vectors::None {
         return quote! {
@@ -241,13 +259,13 @@ mod tests {
     #[test]
     fn kernel_levels_parse() {
         assert_eq!(
-            KernelLevels::parse("avx2,avx512"),
+            KernelLevels::parse("avx2,avx512,avx512vbmi"),
             Ok(KernelLevels::default())
         );
-        assert_eq!(KernelLevels::parse("scalar"), Ok(KernelLevels([false; 3])));
+        assert_eq!(KernelLevels::parse("scalar"), Ok(KernelLevels([false; 4])));
         assert_eq!(
-            KernelLevels::parse(" sse4.1 , avx2,avx512 "),
-            Ok(KernelLevels([true; 3]))
+            KernelLevels::parse(" sse4.1 , avx2,avx512,avx512vbmi "),
+            Ok(KernelLevels([true; 4]))
         );
         let e = KernelLevels::parse("avx2,neon").unwrap_err();
         assert!(e.contains("`neon` is not a level"), "{e}");

@@ -115,6 +115,9 @@ pub(super) struct Gen<'a> {
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
     /// The widest vector, in bytes, that a vectorized loop was emitted with.
     pub(super) widest_vector: std::cell::Cell<usize>,
+    /// Whether some vector loop loads at a stride of 3 or 4 in memory
+    /// (`Deinterleave::load_every` or `load_phases`).
+    pub(super) byte_permutes: std::cell::Cell<bool>,
     /// Upper bounds on unsigned values (for divisions through `f32`).
     pub(super) values: crate::analysis::values::ValueBounds<'a>,
     /// The `f32` reciprocal found exact for each (divisor, dividend bound),
@@ -872,6 +875,7 @@ pub fn generate(input: &Input) -> TokenStream {
         open_stages: Default::default(),
         hoisted: Default::default(),
         widest_vector: Default::default(),
+        byte_permutes: Default::default(),
         values: crate::analysis::values::ValueBounds::new(p),
         f32_reciprocals: Default::default(),
         input_strides: input.input_strides.to_vec(),
@@ -1045,6 +1049,8 @@ pub fn generate(input: &Input) -> TokenStream {
     let loops = g.stmt(input.body);
     let vectors = if !has_vector_loop(input.body) {
         Vectors::None
+    } else if g.widest_vector.get() > 32 && g.byte_permutes.get() {
+        Vectors::WiderStrided
     } else if g.widest_vector.get() > 32 {
         Vectors::Wider
     } else {

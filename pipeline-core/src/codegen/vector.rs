@@ -390,7 +390,26 @@ impl Lanes<'_, '_> {
             let v = self.vec(value)?;
             let loads = std::mem::take(&mut *self.loads.borrow_mut());
             let c = self.lane0(args, &ramps, &fold);
-            let prefetch = (self.g.writes_caller_output(func) && args.len() > 1)
+            // The output's next row is prefetched like the input rows,
+            // except under loads of an input at a stride of 2 or more in
+            // memory: those loops stream the input from memory, and on
+            // Zen 4 the prefetch made grey-from-RGB 40-50% slower (at
+            // 3840x2160 and at 7680x4320) where it made the stencils'
+            // output loops, which read from the caches, 5-20% faster.
+            let mut strided_input = false;
+            visit_every_lane(value, &mut |n| {
+                if let ExprKind::Load {
+                    source: source @ Source::Input(_),
+                    args,
+                    ..
+                } = &n.kind
+                {
+                    strided_input |= self
+                        .memory_step(*source, args)
+                        .is_some_and(|(r, s)| r * s as i128 != 1);
+                }
+            });
+            let prefetch = (self.g.writes_caller_output(func) && args.len() > 1 && !strided_input)
                 .then(|| quote!(#writer.prefetch_next_row(__c);));
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
@@ -1156,6 +1175,9 @@ impl Lanes<'_, '_> {
                 quote!(#view.lanes_ptr(__c, #r, #w))
             }
         };
+        if step > 2 {
+            self.g.byte_permutes.set(true);
+        }
         let names: Vec<Ident> = (0..step).map(|_| self.temp().1).collect();
         // SAFETY (of the generated block): every element read is a lane of
         // one of the group's loads, which bounds inference proved inside
@@ -1257,6 +1279,7 @@ impl Lanes<'_, '_> {
             // 4): the span read once and the lanes picked by a constant
             // stride, which the compiler turns into shuffles.
             (_, Some(s)) if (3..=4).contains(&s) && !own => {
+                self.g.byte_permutes.set(true);
                 let c = self.lane0(args, &ramps, &fold);
                 let s = s as usize;
                 let span = Literal::usize_unsuffixed((self.w - 1) * s + 1);

@@ -180,7 +180,7 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
     // Each instruction-set level the kernels dispatch to (PIPELINE_ISA lowers
     // the level; one the processor lacks runs as the best it has).
     let mut compared = 0;
-    for isa in ["scalar", "sse4.1", "avx2", "avx512"] {
+    for isa in ["scalar", "sse4.1", "avx2", "avx512", "avx512vbmi"] {
         let out = Command::new(env!("CARGO"))
             .args(["run", "--quiet", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
@@ -188,7 +188,7 @@ fn random_schedules_compiled_agree_with_the_interpreter() {
             .env_remove("RUSTFLAGS")
             .env("PIPELINE_ISA", isa)
             // A kernel for every level, not only the default ones.
-            .env("PIPELINE_KERNELS", "sse4.1,avx2,avx512")
+            .env("PIPELINE_KERNELS", "sse4.1,avx2,avx512,avx512vbmi")
             .output()
             .expect("cargo runs");
         let stdout = String::from_utf8_lossy(&out.stdout);

@@ -45,6 +45,13 @@ pub struct Avx2(());
 #[derive(Clone, Copy, Debug)]
 pub struct Avx512(());
 
+/// The AVX-512 level with VBMI (the kernels compiled with
+/// `avx512f,avx512bw,avx512vbmi,avx2,fma`): everything of [`Avx512`], and
+/// loads of strides 3 and 4 by byte permutes across the whole register
+/// (`vpermt2b`, `vpermb`).
+#[derive(Clone, Copy, Debug)]
+pub struct Avx512Vbmi(());
+
 macro_rules! token {
     ($($level:ident: $isa:ident;)*) => {$(
         impl $level {
@@ -69,6 +76,7 @@ token! {
     Sse41: Sse41;
     Avx2: Avx2;
     Avx512: Avx512;
+    Avx512Vbmi: Avx512Vbmi;
 }
 
 /// One level's registers and instructions. Every method requires the
@@ -480,6 +488,15 @@ impl Below for Avx2 {
 }
 
 impl Below for Avx512 {
+    type Level = Avx2;
+    #[inline(always)]
+    fn below(self) -> Avx2 {
+        // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
+        Avx2(())
+    }
+}
+
+impl Below for Avx512Vbmi {
     type Level = Avx2;
     #[inline(always)]
     fn below(self) -> Avx2 {
@@ -1005,6 +1022,7 @@ macro_rules! level {
 level!(Sse41);
 level!(Avx2);
 level!(Avx512);
+level!(Avx512Vbmi);
 
 // Fused multiply-add: one instruction from AVX2 (whose kernels enable FMA)
 // up; SSE4.1 has none and computes each lane with `mul_add`.
@@ -1024,6 +1042,7 @@ macro_rules! mul_add {
 mul_add! {
     Avx2: _mm256_fmadd_ps;
     Avx512: _mm512_fmadd_ps;
+    Avx512Vbmi: _mm512_fmadd_ps;
 }
 impl MulAdd<f32> for Sse41 {}
 impl MulAdd<f64> for Sse41 {}

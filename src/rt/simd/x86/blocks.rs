@@ -12,7 +12,7 @@
 //! of the level goes to the level below, so the three operations agree on
 //! the order at every length.
 
-use super::{Avx2, Avx512, Below, Sse41};
+use super::{Avx2, Avx512, Avx512Vbmi, Below, Sse41};
 use crate::rt::simd::U8Blocks;
 use core::arch::x86_64::*;
 
@@ -24,9 +24,9 @@ fn pair_weights(wa: u8, wb: u8) -> i16 {
 }
 
 macro_rules! blocks {
-    ($level:ident, $bytes:expr, $reg:ty, load: $load:expr, store: $store:expr,
+    ($($level:ident)*, $bytes:expr, $reg:ty, load: $load:expr, store: $store:expr,
      zero: $zero:ident, splat16: $splat16:ident, lo: $lo:ident, hi: $hi:ident,
-     maddubs: $maddubs:ident, packus: $packus:ident) => {
+     maddubs: $maddubs:ident, packus: $packus:ident) => {$(
         impl U8Blocks for $level {
             #[inline(always)]
             fn widen_blocks<const N: usize>(self, a: [u8; N]) -> [u16; N] {
@@ -116,7 +116,7 @@ macro_rules! blocks {
                 o
             }
         }
-    };
+    )*};
 }
 
 blocks!(Sse41, 16, __m128i,
@@ -133,7 +133,7 @@ blocks!(Avx2, 32, __m256i,
     lo: _mm256_unpacklo_epi8, hi: _mm256_unpackhi_epi8,
     maddubs: _mm256_maddubs_epi16, packus: _mm256_packus_epi16);
 
-blocks!(Avx512, 64, __m512i,
+blocks!(Avx512 Avx512Vbmi, 64, __m512i,
     load: |p: *const u8| _mm512_loadu_si512(p.cast()),
     store: |p: *mut u8, v| _mm512_storeu_si512(p.cast(), v),
     zero: _mm512_setzero_si512, splat16: _mm512_set1_epi16,

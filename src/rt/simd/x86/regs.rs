@@ -362,7 +362,11 @@ sse_avx! {
 
 /// AVX-512 (F and BW): comparisons give mask registers, truncations are
 /// single instructions.
-impl Regs for Avx512 {
+/// The registers of the AVX-512 levels, with and without VBMI (whose own
+/// instructions only the strided loads use).
+macro_rules! avx512_regs {
+    ($($level:ident)*) => {$(
+impl Regs for $level {
     const BYTES: usize = 64;
     type I = __m512i;
     type F = __m512;
@@ -568,3 +572,6 @@ impl Regs for Avx512 {
         _mm512_maskz_mov_epi32(ordered, t)
     }
 }
+    )*};
+}
+avx512_regs!(Avx512 Avx512Vbmi);

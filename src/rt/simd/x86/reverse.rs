@@ -106,6 +106,32 @@ impl Reversal for Avx512 {
     }
 }
 
+impl Reversal for Avx512Vbmi {
+    /// One `vpermb`.
+    #[inline(always)]
+    unsafe fn rev8(a: __m512i) -> __m512i {
+        let mut i = [0u8; 64];
+        let mut k = 0;
+        while k < 64 {
+            i[k] = 63 - k as u8;
+            k += 1;
+        }
+        _mm512_permutexvar_epi8(_mm512_loadu_si512(i.as_ptr().cast()), a)
+    }
+    #[inline(always)]
+    unsafe fn rev16(a: __m512i) -> __m512i {
+        Avx512::rev16(a)
+    }
+    #[inline(always)]
+    unsafe fn rev32(a: __m512i) -> __m512i {
+        Avx512::rev32(a)
+    }
+    #[inline(always)]
+    unsafe fn rev64(a: __m512i) -> __m512i {
+        Avx512::rev64(a)
+    }
+}
+
 /// Lanes `from..` of `a` reversed into `o` (`o[i] = a[n - 1 - i]`), a
 /// register of level `X` at a time, each reversed by `rev`. Returns the
 /// first lane not written.
@@ -168,4 +194,5 @@ reverse! {
     Sse41;
     Avx2 then Sse41;
     Avx512 then Avx2 then Sse41;
+    Avx512Vbmi then Avx2 then Sse41;
 }

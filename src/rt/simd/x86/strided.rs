@@ -69,6 +69,27 @@ trait Strided: Regs {
     /// The `S` phases of a register of lanes each, from the `S` registers'
     /// worth of bytes at `p`, read once.
     unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [Self::I; S];
+    /// After the whole registers of [`phases_r`], the lanes of half a
+    /// register when they remain and the level has a better way to read
+    /// them than the level below; returns the first lane not written.
+    #[inline(always)]
+    unsafe fn phases_half<T, const N: usize, const S: usize>(
+        _p: *const T,
+        _o: &mut [[T; N]; S],
+        from: usize,
+    ) -> usize {
+        from
+    }
+    /// As `phases_half`, after [`every_r`].
+    #[inline(always)]
+    unsafe fn every_half<T, const S: usize>(
+        _p: *const T,
+        _o: *mut T,
+        _n: usize,
+        from: usize,
+    ) -> usize {
+        from
+    }
 }
 
 /// [`picks`] for phase `phase` of the lanes: the lanes `phase`, `phase +
@@ -212,6 +233,184 @@ impl Strided for Avx512 {
     }
 }
 
+/// Where each byte of a VBMI strided load comes from, for lanes of `b`
+/// bytes `s` apart, read as `s` registers of 64 bytes starting at
+/// `start(r)`: byte `k` of phase `j` is byte `((k / b) s + j) b + k % b` of
+/// the span, taken from the first read that holds it. `lo[j]` indexes the
+/// first two reads (`vpermt2b`: bit 6 picks the second), `hi[j]` the
+/// others (as `vpermb` of the third, or `vpermt2b` of the third and
+/// fourth), for the bytes that `mask[j]` marks.
+struct VbmiPicks {
+    lo: [[u8; 64]; 4],
+    hi: [[u8; 64]; 4],
+    mask: [u64; 4],
+}
+
+/// [`VbmiPicks`] for `phases` phases (1 for a load of one phase), the reads
+/// at `64 r`, or ending at the span's last byte where `span` is shorter
+/// than the `s` registers (so that none passes it).
+const fn vbmi_picks(b: usize, s: usize, phases: usize, span: usize) -> VbmiPicks {
+    let mut picks = VbmiPicks {
+        lo: [[0; 64]; 4],
+        hi: [[0; 64]; 4],
+        mask: [0; 4],
+    };
+    let mut j = 0;
+    while j < phases {
+        let mut k = 0;
+        while k < 64 {
+            let src = ((k / b) * s + j) * b + k % b;
+            let mut r = 0;
+            loop {
+                let start = vbmi_read_start(r, span);
+                if src < start + 64 {
+                    let at = src - start;
+                    if r < 2 {
+                        picks.lo[j][k] = (at + 64 * r) as u8;
+                    } else {
+                        picks.hi[j][k] = (at + 64 * (r - 2)) as u8;
+                        picks.mask[j] |= 1 << k;
+                    }
+                    break;
+                }
+                r += 1;
+            }
+            k += 1;
+        }
+        j += 1;
+    }
+    picks
+}
+
+/// The `vpermt2b` indices of half a register of lanes of `b` bytes `s`
+/// apart (its 32 low bytes; the rest 0) for `phases` phases, from two
+/// reads of 64 bytes: at 0 and ending at byte `len` of the span (`len` is
+/// 64 to 128).
+const fn vbmi_half_picks(b: usize, s: usize, phases: usize, len: usize) -> [[u8; 64]; 4] {
+    let mut idx = [[0; 64]; 4];
+    let mut j = 0;
+    while j < phases {
+        let mut k = 0;
+        while k < 32 {
+            let src = ((k / b) * s + j) * b + k % b;
+            idx[j][k] = if src < 64 { src } else { src - (len - 64) + 64 } as u8;
+            k += 1;
+        }
+        j += 1;
+    }
+    idx
+}
+
+/// The start of read `r` of [`vbmi_picks`].
+#[inline(always)]
+const fn vbmi_read_start(r: usize, span: usize) -> usize {
+    if 64 * r + 64 <= span {
+        64 * r
+    } else {
+        span - 64
+    }
+}
+
+/// The bytes of `reads` that `lo`, `hi` and `mask` pick ([`VbmiPicks`]),
+/// from 3 or 4 reads (strides 3 and 4).
+#[inline(always)]
+unsafe fn vbmi_pick<const R: usize>(
+    reads: &[__m512i; R],
+    lo: [u8; 64],
+    hi: [u8; 64],
+    mask: u64,
+) -> __m512i {
+    let lo = _mm512_loadu_si512(lo.as_ptr().cast());
+    let hi = _mm512_loadu_si512(hi.as_ptr().cast());
+    let t = _mm512_permutex2var_epi8(reads[0], lo, reads[1]);
+    match R {
+        3 => _mm512_mask_permutexvar_epi8(t, mask, hi, reads[2]),
+        _ => _mm512_mask_blend_epi8(mask, t, _mm512_permutex2var_epi8(reads[2], hi, reads[3])),
+    }
+}
+
+/// Whole-register byte permutes: `S` reads of 64 bytes, and each register
+/// of lanes picked from them by two permutes (and a blend at stride 4),
+/// where [`Avx512`] shuffles 16 bytes at a time (`9` shuffles and `9` ORs
+/// per 32 lanes at stride 3).
+impl Strided for Avx512Vbmi {
+    #[inline(always)]
+    unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m512i; S] {
+        let mut reads = [_mm512_setzero_si512(); S];
+        for (r, v) in reads.iter_mut().enumerate() {
+            *v = _mm512_loadu_si512(p.add(64 * r).cast());
+        }
+        let picks = vbmi_picks(b, S, S, 64 * S);
+        let mut out = [_mm512_setzero_si512(); S];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = vbmi_pick(&reads, picks.lo[j], picks.hi[j], picks.mask[j]);
+        }
+        out
+    }
+
+    /// Half a register (the 32 lanes of u8 of a vector of 256 bits) from
+    /// two reads of 64 bytes, by one `vpermt2b` a phase.
+    #[inline(always)]
+    unsafe fn phases_half<T, const N: usize, const S: usize>(
+        p: *const T,
+        o: &mut [[T; N]; S],
+        from: usize,
+    ) -> usize {
+        let (b, l) = (size_of::<T>(), 32 / size_of::<T>());
+        if from + l > N {
+            return from;
+        }
+        let q = p.add(S * from).cast::<u8>();
+        let reads = [
+            _mm512_loadu_si512(q.cast()),
+            _mm512_loadu_si512(q.add(32 * S - 64).cast()),
+        ];
+        let picks = vbmi_half_picks(b, S, S, 32 * S);
+        for (j, o) in o.iter_mut().enumerate() {
+            let idx = _mm512_loadu_si512(picks[j].as_ptr().cast());
+            let v = _mm512_permutex2var_epi8(reads[0], idx, reads[1]);
+            _mm256_storeu_si256(o.as_mut_ptr().add(from).cast(), _mm512_castsi512_si256(v));
+        }
+        from + l
+    }
+
+    /// As `phases_half`, of one phase, from the span of its lanes.
+    #[inline(always)]
+    unsafe fn every_half<T, const S: usize>(
+        p: *const T,
+        o: *mut T,
+        n: usize,
+        from: usize,
+    ) -> usize {
+        let (b, l) = (size_of::<T>(), 32 / size_of::<T>());
+        if from + l > n {
+            return from;
+        }
+        let span = ((l - 1) * S + 1) * b;
+        let q = p.add(S * from).cast::<u8>();
+        let reads = [
+            _mm512_loadu_si512(q.cast()),
+            _mm512_loadu_si512(q.add(span - 64).cast()),
+        ];
+        let picks = vbmi_half_picks(b, S, 1, span);
+        let idx = _mm512_loadu_si512(picks[0].as_ptr().cast());
+        let v = _mm512_permutex2var_epi8(reads[0], idx, reads[1]);
+        _mm256_storeu_si256(o.add(from).cast(), _mm512_castsi512_si256(v));
+        from + l
+    }
+
+    #[inline(always)]
+    unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m512i {
+        let span = ((64 / b - 1) * S + 1) * b;
+        let mut reads = [_mm512_setzero_si512(); S];
+        for (r, v) in reads.iter_mut().enumerate() {
+            *v = _mm512_loadu_si512(p.add(vbmi_read_start(r, span)).cast());
+        }
+        let picks = vbmi_picks(b, S, 1, span);
+        vbmi_pick(&reads, picks.lo[0], picks.hi[0], picks.mask[0])
+    }
+}
+
 /// Lanes `o[i] = p[S i]` for `i` from `from` up to `n`, whole registers of
 /// level `X` at a time, each from the span of its own lanes. Returns the
 /// first lane not written.
@@ -309,6 +508,8 @@ macro_rules! every_2nd {
             // levels below (module docs); each register's elements lie
             // inside the `S N` the caller makes readable.
             let mut i = unsafe { phases_r::<$level, $t, N, S>(p, &mut o, 0) };
+            // SAFETY: as above.
+            i = unsafe { <$level as Strided>::phases_half::<$t, N, S>(p, &mut o, i) };
             $(
                 // SAFETY: as above.
                 i = unsafe { phases_r::<$below, $t, N, S>(p, &mut o, i) };
@@ -347,6 +548,8 @@ macro_rules! every_2nd {
             // levels below (module docs); each register's lanes lie inside
             // the span the caller makes readable.
             let mut i = unsafe { every_r::<$level, $t, S>(p, o.as_mut_ptr(), N, 0) };
+            // SAFETY: as above.
+            i = unsafe { <$level as Strided>::every_half::<$t, S>(p, o.as_mut_ptr(), N, i) };
             $(
                 // SAFETY: as above.
                 i = unsafe { every_r::<$below, $t, S>(p, o.as_mut_ptr(), N, i) };
@@ -444,11 +647,70 @@ every_2nd! {
     Sse41;
     Avx2 then Sse41;
     Avx512 then Avx2 then Sse41;
+    Avx512Vbmi then Avx2 then Sse41;
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{phase_picks, picks, read_start, span_bytes};
+    use super::{
+        phase_picks, picks, read_start, span_bytes, vbmi_half_picks, vbmi_picks, vbmi_read_start,
+    };
+
+    /// Every byte of every VBMI strided load comes from the right byte of
+    /// the span, through a read inside it.
+    #[test]
+    fn vbmi_picks_take_every_byte_from_its_place() {
+        for b in [1, 2, 4, 8] {
+            for s in [3, 4] {
+                let every = ((64 / b - 1) * s + 1) * b;
+                for (phases, span) in [(s, 64 * s), (1, every)] {
+                    let picks = vbmi_picks(b, s, phases, span);
+                    for j in 0..phases {
+                        for k in 0..64 {
+                            let from_hi = picks.mask[j] >> k & 1 == 1;
+                            let (r, at) = if from_hi {
+                                let i = picks.hi[j][k] as usize;
+                                assert!(i < if s == 3 { 64 } else { 128 });
+                                (2 + i / 64, i % 64)
+                            } else {
+                                let i = picks.lo[j][k] as usize;
+                                assert!(i < 128);
+                                (i / 64, i % 64)
+                            };
+                            assert!(r < s && vbmi_read_start(r, span) + 64 <= span);
+                            assert_eq!(
+                                vbmi_read_start(r, span) + at,
+                                ((k / b) * s + j) * b + k % b,
+                                "{b} bytes by {s}, phase {j}, byte {k}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every byte of half a register of a VBMI strided load comes from the
+    /// right byte of the span, through a read inside it.
+    #[test]
+    fn vbmi_half_picks_take_every_byte_from_its_place() {
+        for b in [1, 2, 4, 8] {
+            for s in [3, 4] {
+                let every = ((32 / b - 1) * s + 1) * b;
+                for (phases, len) in [(s, 32 * s), (1, every)] {
+                    assert!((64..=128).contains(&len));
+                    let idx = vbmi_half_picks(b, s, phases, len);
+                    for (j, idx) in idx.iter().enumerate().take(phases) {
+                        for (k, &i) in idx.iter().enumerate().take(32) {
+                            let i = i as usize;
+                            let from = if i < 64 { i } else { len - 64 + i - 64 };
+                            assert_eq!(from, ((k / b) * s + j) * b + k % b);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Every byte of every phase of the `S` registers' worth of lanes comes
     /// from one of the `S` reads, at the right place.
