@@ -248,10 +248,12 @@ fn main() {
 
     if selected("grey_rgb_u8") {
         let (w, h) = (3840, 2160);
-        let data: Vec<u8> = (0..w * h * 3)
-            .map(|i| (hash(i / 3 % w, i / 3 / w, i % 3) >> 24) as u8)
-            .collect();
-        let input = View::with_strides(&data[..], [w, h, 3], [3, 3 * w, 1]).unwrap();
+        // A Buffer, as a caller would allocate it (NumPy's array on
+        // Halide's side): both get transparent huge pages.
+        let data = Buffer::<u8, 1>::from_fn([w * h * 3], |[i]| {
+            (hash(i / 3 % w, i / 3 / w, i % 3) >> 24) as u8
+        });
+        let input = View::with_strides(data.as_slice(), [w, h, 3], [3, 3 * w, 1]).unwrap();
         let mut out = Buffer::<u8, 2>::new([w, h]);
         let t = time(runs, || grey_rgb(black_box(&input), &mut out).unwrap());
         report("grey_rgb_u8", w, h, t);

@@ -37,9 +37,7 @@ fn reserve<T, const N: usize>(shape: [usize; N]) -> Result<(Vec<T>, usize), Erro
         return Err(too_large(None));
     };
     let bytes = count as u128 * core::mem::size_of::<T>() as u128;
-    let mut data = Vec::new();
-    data.try_reserve_exact(count)
-        .map_err(|_| too_large(Some(bytes)))?;
+    let data = crate::hugepages::try_vec(count).ok_or_else(|| too_large(Some(bytes)))?;
     Ok((data, count))
 }
 
@@ -53,10 +51,11 @@ impl<T: Element, const N: usize> Buffer<T, N> {
     /// `Err` instead.
     pub fn new(shape: [usize; N]) -> Self {
         let count = element_count(shape).expect("capacity overflow");
-        Buffer {
-            data: vec![T::default(); count],
-            shape,
-        }
+        let mut data = vec![T::default(); count];
+        // The zeroed pages are not touched yet (the allocator maps them
+        // fresh), so the advice still applies to them.
+        crate::hugepages::advise(data.as_mut_ptr().cast(), core::mem::size_of_val(&data[..]));
+        Buffer { data, shape }
     }
 
     /// A buffer of `shape` filled with `T::default()`, or
@@ -97,7 +96,8 @@ impl<T: Element, const N: usize> Buffer<T, N> {
     /// Like [`Buffer::new`], if the buffer cannot be allocated.
     pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self {
         let count = element_count(shape).expect("capacity overflow");
-        let mut data = Vec::with_capacity(count);
+        let mut data: Vec<T> = Vec::with_capacity(count);
+        crate::hugepages::advise(data.as_mut_ptr().cast(), count * core::mem::size_of::<T>());
         for_each_coord(shape, |c| data.push(f(c)));
         Buffer { data, shape }
     }

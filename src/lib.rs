@@ -43,6 +43,7 @@
 mod buffer;
 mod element;
 mod error;
+mod hugepages;
 mod interop;
 mod layout;
 mod region;

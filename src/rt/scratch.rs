@@ -122,6 +122,7 @@ fn take_block(bytes: usize) -> Option<Block> {
     let layout = layout(bytes)?;
     // SAFETY: the layout has a non-zero size.
     let ptr = NonNull::new(unsafe { alloc(layout) })?;
+    crate::hugepages::advise(ptr.as_ptr(), bytes);
     Some(Block { ptr, bytes })
 }
 
