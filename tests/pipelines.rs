@@ -385,6 +385,55 @@ fn scalar_parameters_and_bit_operations() {
 }
 
 pipeline! {
+    /// Division and remainder by powers of two (shifts and masks in the
+    /// scalar code) of negative and positive values and coordinates.
+    fn pow2_division(input: Image<i32, 2>) -> Image<i32, 2> {
+        out(x, y) = {
+            let p = input(x, y);
+            let c = x - 3 * y;
+            p / 1 ^ p % 1 * 3 ^ p / 2 * 5 ^ p % 2 * 7 ^ p / 8 * 9 ^ p % 8 * 11
+                ^ p / 1073741824 * 13 ^ p % 1073741824 * 15 ^ c / 2 * 17 ^ c % 4 * 19
+                ^ ((p as i8) / 64) as i32 * 21 ^ ((p as i8) % 64) as i32 * 23
+                ^ ((p as u16) / 256) as i32 * 25 ^ ((p as u16) % 256) as i32 * 27
+        };
+        out
+    }
+}
+
+#[test]
+fn division_by_powers_of_two_is_euclidean() {
+    check_1_1::<i32, i32>(
+        pow2_division::__SOURCE,
+        "pow2_division",
+        &[],
+        |i, o| pow2_division(i, o),
+        |s| s as i32,
+    );
+    // Plain Rust on the values the shifts and masks get wrong if any.
+    let input = Buffer::<i32, 2>::from_fn([6, 1], |[x, _]| [i32::MIN, -9, -1, 0, 7, i32::MAX][x]);
+    let mut out = Buffer::<i32, 2>::new([6, 1]);
+    pow2_division(&input, &mut out).unwrap();
+    for (x, &p) in input.as_slice().iter().enumerate() {
+        let c = x as i32;
+        let want = p.div_euclid(1)
+            ^ p.rem_euclid(1).wrapping_mul(3)
+            ^ p.div_euclid(2).wrapping_mul(5)
+            ^ p.rem_euclid(2).wrapping_mul(7)
+            ^ p.div_euclid(8).wrapping_mul(9)
+            ^ p.rem_euclid(8).wrapping_mul(11)
+            ^ p.div_euclid(1 << 30).wrapping_mul(13)
+            ^ p.rem_euclid(1 << 30).wrapping_mul(15)
+            ^ c.div_euclid(2).wrapping_mul(17)
+            ^ c.rem_euclid(4).wrapping_mul(19)
+            ^ ((p as i8).div_euclid(64) as i32).wrapping_mul(21)
+            ^ ((p as i8).rem_euclid(64) as i32).wrapping_mul(23)
+            ^ (((p as u16) / 256) as i32).wrapping_mul(25)
+            ^ (((p as u16) % 256) as i32).wrapping_mul(27);
+        assert_eq!(out.as_slice()[x], want, "at {p}");
+    }
+}
+
+pipeline! {
     /// Two outputs of different types, one also read by the other.
     fn two_outputs(input: Image<u16, 2>) -> (Image<u16, 2>, Image<f64, 2>) {
         a(x, y) = input.clamp_edge()(x + 1, y) / 2 + 1;

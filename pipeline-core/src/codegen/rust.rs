@@ -351,6 +351,23 @@ impl Gen<'_> {
                 let (x, y) = (sub(a), sub(b));
                 if operand_ty.is_int() {
                     let oty = rust_type(operand_ty);
+                    // By a positive power of two, Euclidean division is a
+                    // shift (arithmetic for signed operands: the floor) and
+                    // the remainder a mask; LLVM keeps `div_euclid(2)` as a
+                    // division with its sign fix-ups (the pyramid's `x / 2`
+                    // and `x % 2`, per pixel).
+                    let power = b
+                        .as_int()
+                        .filter(|&d| d > 0 && d.count_ones() == 1 && d <= operand_ty.int_max())
+                        .map(|d| d.trailing_zeros());
+                    match (op, power) {
+                        (BinOp::Div, Some(k)) => return quote!(((#x) >> #k)),
+                        (BinOp::Rem, Some(k)) => {
+                            let mask = int_lit(operand_ty, (1i128 << k) - 1);
+                            return quote!(((#x) & #mask));
+                        }
+                        _ => {}
+                    }
                     match op {
                         BinOp::Add | BinOp::Sub | BinOp::Mul => unreachable!("chains, above"),
                         BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
