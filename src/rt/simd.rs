@@ -104,35 +104,35 @@ pub trait CastTo<B>: Copy {
 macro_rules! int_num {
     ($($t:ident: $abs:expr;)*) => {$(
         impl Num for $t {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn add(a: $t, b: $t) -> $t { a.wrapping_add(b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sub(a: $t, b: $t) -> $t { a.wrapping_sub(b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div(a: $t, b: $t) -> $t { <$t as crate::rt::IntOps>::div_e(a, b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn min(a: $t, b: $t) -> $t { core::cmp::min(a, b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn max(a: $t, b: $t) -> $t { core::cmp::max(a, b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn neg(a: $t) -> $t { a.wrapping_neg() }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn abs(a: $t) -> $t { let f: fn($t) -> $t = $abs; f(a) }
         }
         impl Int for $t {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn and(a: $t, b: $t) -> $t { a & b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn or(a: $t, b: $t) -> $t { a | b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn xor(a: $t, b: $t) -> $t { a ^ b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn not(a: $t) -> $t { !a }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn shl(a: $t, s: u32) -> $t { a.wrapping_shl(s) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn shr(a: $t, s: u32) -> $t { a.wrapping_shr(s) }
         }
     )*};
@@ -145,33 +145,33 @@ int_num! {
 macro_rules! float_num {
     ($($t:ident)*) => {$(
         impl Num for $t {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn add(a: $t, b: $t) -> $t { a + b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sub(a: $t, b: $t) -> $t { a - b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul(a: $t, b: $t) -> $t { a * b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div(a: $t, b: $t) -> $t { a / b }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn min(a: $t, b: $t) -> $t { crate::rt::FloatOps::min_f(a, b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn max(a: $t, b: $t) -> $t { crate::rt::FloatOps::max_f(a, b) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn neg(a: $t) -> $t { -a }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn abs(a: $t) -> $t { a.abs() }
         }
         impl Float for $t {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sqrt(a: $t) -> $t { a.sqrt() }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn floor(a: $t) -> $t { a.floor() }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn ceil(a: $t) -> $t { a.ceil() }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn trunc(a: $t) -> $t { a.trunc() }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul_add(a: $t, b: $t, c: $t) -> $t { a.mul_add(b, c) }
         }
     )*};
@@ -182,7 +182,7 @@ macro_rules! cast_to {
     ($($a:ident)*) => {$( cast_to!(@to $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64); )*};
     (@to $a:ident; $($b:ident)*) => {$(
         impl CastTo<$b> for $a {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast(self) -> $b { self as $b }
         }
     )*};
@@ -190,7 +190,7 @@ macro_rules! cast_to {
 cast_to!(u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
 
 /// `[f(a[i], b[i])]`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn zip<T: Copy, const N: usize>(a: [T; N], b: [T; N], f: impl Fn(T, T) -> T) -> [T; N] {
     let mut o = a;
     for i in 0..N {
@@ -200,7 +200,7 @@ pub(crate) fn zip<T: Copy, const N: usize>(a: [T; N], b: [T; N], f: impl Fn(T, T
 }
 
 /// `[f(a[i])]`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn map<A: Copy, B: Copy + Default, const N: usize>(
     a: [A; N],
     f: impl Fn(A) -> B,
@@ -215,49 +215,49 @@ pub(crate) fn map<A: Copy, B: Copy + Default, const N: usize>(
 /// Arithmetic on vectors of `T` at one level.
 pub trait Arith<T: Num>: Copy {
     /// Lane-wise [`Num::add`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn add<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::add)
     }
     /// Lane-wise [`Num::sub`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn sub<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::sub)
     }
     /// Lane-wise [`Num::mul`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn mul<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::mul)
     }
     /// Lane-wise [`Num::div`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn div<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::div)
     }
     /// Every lane divided by one divisor ([`Num::div`]): for integers, a
     /// multiply-high by a reciprocal where the level has one, computed from
     /// `d` once (constant-folded when `d` is a constant).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn div_by<const N: usize>(self, a: [T; N], d: T) -> [T; N] {
         map(a, |x| T::div(x, d))
     }
     /// Lane-wise [`Num::min`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn min<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::min)
     }
     /// Lane-wise [`Num::max`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn max<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::max)
     }
     /// Lane-wise [`Num::neg`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn neg<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::neg)
     }
     /// Lane-wise [`Num::abs`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn abs<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::abs)
     }
@@ -266,32 +266,32 @@ pub trait Arith<T: Num>: Copy {
 /// Bitwise operations on vectors of integers `T` at one level.
 pub trait Bits<T: Int>: Copy {
     /// Lane-wise [`Int::and`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn and<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::and)
     }
     /// Lane-wise [`Int::or`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn or<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::or)
     }
     /// Lane-wise [`Int::xor`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn xor<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::xor)
     }
     /// Lane-wise [`Int::not`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn not<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::not)
     }
     /// Every lane shifted left by one amount ([`Int::shl`]).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn shl<const N: usize>(self, a: [T; N], s: u32) -> [T; N] {
         map(a, |x| T::shl(x, s))
     }
     /// Every lane shifted right by one amount ([`Int::shr`]).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn shr<const N: usize>(self, a: [T; N], s: u32) -> [T; N] {
         map(a, |x| T::shr(x, s))
     }
@@ -300,22 +300,22 @@ pub trait Bits<T: Int>: Copy {
 /// Rounding functions on vectors of floats `T` at one level.
 pub trait Round<T: Float>: Copy {
     /// Lane-wise [`Float::sqrt`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn sqrt<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::sqrt)
     }
     /// Lane-wise [`Float::floor`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn floor<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::floor)
     }
     /// Lane-wise [`Float::ceil`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn ceil<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::ceil)
     }
     /// Lane-wise [`Float::trunc`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn trunc<const N: usize>(self, a: [T; N]) -> [T; N] {
         map(a, T::trunc)
     }
@@ -331,7 +331,7 @@ pub trait RoundingAverage: Copy {
 macro_rules! rounding_average {
     ($($t:ident)*) => {$(
         impl RoundingAverage for $t {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn avg_round(a: $t, b: $t) -> $t {
                 ((a as u32 + b as u32 + 1) >> 1) as $t
             }
@@ -345,7 +345,7 @@ rounding_average!(u8 u16);
 /// widened from `T`, or bounded so that the sum fits.
 pub trait Average<T: RoundingAverage>: Copy {
     /// Lane-wise [`RoundingAverage::avg_round`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn avg_round<const N: usize>(self, a: [T; N], b: [T; N]) -> [T; N] {
         zip(a, b, T::avg_round)
     }
@@ -360,7 +360,7 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
     /// # Safety
     ///
     /// The `2 N - 1` elements from `p` must be readable.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn load_every_2nd<const N: usize>(self, p: *const T) -> [T; N] {
         // SAFETY: the caller makes the span readable.
         core::array::from_fn(|i| unsafe { p.add(2 * i).read_unaligned() })
@@ -376,7 +376,7 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
     /// # Safety
     ///
     /// The `M` elements from `p` must be readable.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn load_every<const N: usize, const M: usize, const S: usize>(
         self,
         p: *const T,
@@ -397,7 +397,7 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
     /// # Safety
     ///
     /// The `S N` elements from `p` must be readable.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn load_phases<const N: usize, const S: usize>(self, p: *const T) -> [[T; N]; S] {
         // SAFETY: the caller makes the elements readable.
         unsafe { pick_phases::<T, N, S>(p) }
@@ -409,7 +409,7 @@ pub trait Deinterleave<T: Copy + Default>: Copy {
 /// # Safety
 ///
 /// The `S N` elements from `p` must be readable.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn pick_phases<T: Copy, const N: usize, const S: usize>(
     p: *const T,
 ) -> [[T; N]; S] {
@@ -423,7 +423,7 @@ pub(crate) unsafe fn pick_phases<T: Copy, const N: usize, const S: usize>(
 /// # Safety
 ///
 /// The `M` elements from `p` must be readable.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn pick_every<T: Copy, const N: usize, const M: usize, const S: usize>(
     p: *const T,
 ) -> [T; N] {
@@ -437,7 +437,7 @@ pub(crate) unsafe fn pick_every<T: Copy, const N: usize, const M: usize, const S
 /// shuffles instead of a load per lane.
 pub trait Reverse<T: Copy + Default>: Copy {
     /// `[a[N - 1], a[N - 2], ..., a[0]]`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn reverse<const N: usize>(self, a: [T; N]) -> [T; N] {
         core::array::from_fn(|i| a[N - 1 - i])
     }
@@ -449,7 +449,7 @@ pub trait Reverse<T: Copy + Default>: Copy {
 /// `fma`, exact but slow).
 pub trait MulAdd<T: Float>: Copy {
     /// Lane-wise [`Float::mul_add`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn mul_add<const N: usize>(self, a: [T; N], b: [T; N], c: [T; N]) -> [T; N] {
         core::array::from_fn(|i| T::mul_add(a[i], b[i], c[i]))
     }
@@ -459,7 +459,7 @@ pub trait MulAdd<T: Float>: Copy {
 /// level.
 pub trait Convert<A: CastTo<B>, B: Copy + Default>: Copy {
     /// Lane-wise `a as B`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn cast<const N: usize>(self, a: [A; N]) -> [B; N] {
         map(a, A::cast)
     }
@@ -469,7 +469,7 @@ pub trait Convert<A: CastTo<B>, B: Copy + Default>: Copy {
 /// to vectors of `B` at one level.
 pub trait SatConvert<A: SaturatingCast<B> + Copy, B: Copy + Default>: Copy {
     /// Lane-wise `a` clamped to `B`'s range and converted.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn saturating_cast<const N: usize>(self, a: [A; N]) -> [B; N] {
         map(a, A::saturating_cast)
     }
@@ -495,7 +495,7 @@ pub enum Cmp {
 
 impl Cmp {
     /// Whether `a` and `b` compare so.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn test<C: PartialOrd>(self, a: C, b: C) -> bool {
         match self {
             Cmp::Eq => a == b,
@@ -512,7 +512,7 @@ impl Cmp {
 /// choosing between `T`s lane by lane.
 pub trait Select<C: Num, T: Num>: Copy {
     /// Lane `i` is `x[i]` where `a[i] cmp b[i]`, else `y[i]`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn select<const N: usize>(
         self,
         cmp: Cmp,
@@ -539,7 +539,7 @@ pub trait Select<C: Num, T: Num>: Copy {
 pub trait DivSmall<T>: Copy {
     /// Lane-wise `a / d`, given `recip` with `trunc(x * recip) == x / d`
     /// for every lane `x`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn div_small<const N: usize>(self, a: [T; N], d: T, recip: f32) -> [T; N]
     where
         T: Num,
@@ -560,7 +560,7 @@ impl DivSmall<u32> for Scalar {}
 /// value fits; for one that does not, the result is unspecified.
 pub trait NarrowFitting<A: CastTo<B>, B: Copy + Default>: Copy {
     /// Lane-wise `a as B`, given that every lane of `a` fits in `B`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn narrow_fitting<const N: usize>(self, a: [A; N]) -> [B; N] {
         map(a, A::cast)
     }
@@ -596,7 +596,7 @@ impl NarrowFitting<u32, u8> for Scalar {}
 /// The scalar level keeps the order.
 pub trait U8Blocks: Copy {
     /// `a as u16`, in the level's order.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn widen_blocks<const N: usize>(self, a: [u8; N]) -> [u16; N] {
         map(a, |v| v as u16)
     }
@@ -605,7 +605,7 @@ pub trait U8Blocks: Copy {
     /// of at most 127 that sum to at most 128 (so that no sum passes
     /// `i16::MAX`, where `pmaddubsw` saturates). Other weights give an
     /// unspecified result.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn mul_add_pairs<const N: usize>(self, a: [u8; N], b: [u8; N], wa: u8, wb: u8) -> [u16; N] {
         core::array::from_fn(|i| {
             (a[i] as u16)
@@ -616,7 +616,7 @@ pub trait U8Blocks: Copy {
 
     /// `a as u8` of lanes in the level's order, back in order, for lanes
     /// that all fit in `u8` (a larger lane gives an unspecified result).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn narrow_blocks<const N: usize>(self, a: [u16; N]) -> [u8; N] {
         map(a, |v| v as u8)
     }

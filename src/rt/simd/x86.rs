@@ -13,7 +13,7 @@
 //! constant stride), `reverse` (mirrored loads) and `blocks` (u8
 //! arithmetic in the registers' block order).
 //!
-//! The methods are `#[inline(always)]` without `#[target_feature]`: they are
+//! The methods are `#[cfg_attr(not(debug_assertions), inline(always))]` without `#[target_feature]`: they are
 //! inlined into the kernel of their level, which enables the features, and
 //! the intrinsics are inlined there. A token exists only where the processor
 //! has the level, which makes calling the intrinsics sound.
@@ -223,13 +223,13 @@ macro_rules! int_reg {
     ($($t:ident)*) => {$(
         impl<X: Regs> Reg<X> for $t {
             type R = X::I;
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn load(p: *const $t) -> X::I { X::li(p.cast()) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn store(p: *mut $t, v: X::I) { X::si(p.cast(), v) }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn bits(v: X::I) -> X::I { v }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn from_bits(v: X::I) -> X::I { v }
         }
     )*};
@@ -238,32 +238,32 @@ int_reg!(u8 u16 u32 u64 i8 i16 i32 i64);
 
 impl<X: Regs> Reg<X> for f32 {
     type R = X::F;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn load(p: *const f32) -> X::F {
         X::lf(p)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn store(p: *mut f32, v: X::F) {
         X::sf(p, v)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn bits(v: X::F) -> X::I {
         X::as_bits(v)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn from_bits(v: X::I) -> X::F {
         X::from_bits(v)
     }
 }
 
 /// Lanes of `T` in a register of `X`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn lanes<X: Regs, T>() -> usize {
     X::BYTES / size_of::<T>()
 }
 
 /// `op` register by register, `tail` on the lanes past the last register.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn zip_r<X: Regs, T: Reg<X>, const N: usize>(
     a: [T; N],
     b: [T; N],
@@ -287,7 +287,7 @@ unsafe fn zip_r<X: Regs, T: Reg<X>, const N: usize>(
 
 /// A lane-wise operation on three vectors, register by register (`tail`
 /// for the lanes after the last whole register).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn zip3_r<X: Regs, T: Reg<X>, const N: usize>(
     [a, b, c]: [[T; N]; 3],
     op: impl Fn(T::R, T::R, T::R) -> T::R,
@@ -313,7 +313,7 @@ unsafe fn zip3_r<X: Regs, T: Reg<X>, const N: usize>(
 }
 
 /// A conversion of one register of `A` to one of `B` (same lane width).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn map_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
     a: [A; N],
     op: impl Fn(A::R) -> B::R,
@@ -335,7 +335,7 @@ unsafe fn map_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
 
 /// A widening: each register of `B` from the lanes of `A` that `load` reads
 /// at a pointer.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn widen_r<X: Regs, A: Copy, B: Reg<X> + Default, S, const N: usize>(
     a: [A; N],
     load: impl Fn(*const u8) -> S,
@@ -357,7 +357,7 @@ unsafe fn widen_r<X: Regs, A: Copy, B: Reg<X> + Default, S, const N: usize>(
 }
 
 /// A narrowing by two: each register of `B` from two of `A`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn narrow_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
     a: [A; N],
     op: impl Fn(A::R, A::R) -> B::R,
@@ -383,7 +383,7 @@ unsafe fn narrow_r<X: Regs, A: Reg<X>, B: Reg<X> + Default, const N: usize>(
 
 /// A selection between `x` and `y` by a comparison of `a` and `b` (lanes of
 /// the same width), register by register.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn select_r<X: Regs, C: Reg<X>, T: Reg<X>, const N: usize>(
     [a, b]: [[C; N]; 2],
     [x, y]: [[T; N]; 2],
@@ -411,7 +411,7 @@ unsafe fn select_r<X: Regs, C: Reg<X>, T: Reg<X>, const N: usize>(
 
 /// The high 32 bits of each unsigned 32-bit product `a * m`, for `m` the
 /// same in every lane.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn mulhi_u32<X: Regs>(a: X::I, m: X::I) -> X::I {
     let even = X::srl64(X::mul_even_u32(a, m), 32);
     let odd = X::mul_even_u32(X::srl64(a, 32), m);
@@ -420,7 +420,7 @@ unsafe fn mulhi_u32<X: Regs>(a: X::I, m: X::I) -> X::I {
 
 /// `x as T` of an `f32` register, clamped to `[lo, hi]` first (NaN kept,
 /// then 0): Rust's saturating `as` for targets narrower than `i32`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn f32_clamped<X: Regs>(x: X::F, lo: f32, hi: f32) -> X::I {
     // `maxps(lo, x)` and `minps(hi, x)` give `x` where it is NaN.
     X::f32_i32(X::minps(X::splatf(hi), X::maxps(X::splatf(lo), x)))
@@ -436,7 +436,7 @@ struct Reciprocal {
     fixup: bool,
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn reciprocal<const BITS: u32>(d: u64) -> Reciprocal {
     // l = ceil(log2 d). With s = l - 1, m = ceil(2^(BITS + s) / d) fits in
     // BITS bits; it gives the exact quotient of every BITS-bit n when
@@ -472,7 +472,7 @@ trait Below: Copy {
 
 impl Below for Sse41 {
     type Level = Scalar;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Scalar {
         Scalar
     }
@@ -480,7 +480,7 @@ impl Below for Sse41 {
 
 impl Below for Avx2 {
     type Level = Sse41;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Sse41 {
         // A processor with AVX2 has SSE4.1 (`Isa` orders the levels).
         Sse41(())
@@ -489,7 +489,7 @@ impl Below for Avx2 {
 
 impl Below for Avx512 {
     type Level = Avx2;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Avx2 {
         // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
         Avx2(())
@@ -498,7 +498,7 @@ impl Below for Avx512 {
 
 impl Below for Avx512Vbmi {
     type Level = Avx2;
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Avx2 {
         // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
         Avx2(())
@@ -528,41 +528,41 @@ macro_rules! level {
         level!(@bits $level; i64; shl: sll64;);
 
         impl Arith<f32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn add<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: the token proves the level (module docs).
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::addf(x, y), <f32 as Num>::add) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sub<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::subf(x, y), <f32 as Num>::sub) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::mulf(x, y), <f32 as Num>::mul) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::divf(x, y), <f32 as Num>::div) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div_by<const N: usize>(self, a: [f32; N], d: f32) -> [f32; N] {
                 self.div(a, [d; N])
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn min<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::minnum(x, y), <f32 as Num>::min) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn max<const N: usize>(self, a: [f32; N], b: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::maxnum(x, y), <f32 as Num>::max) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn neg<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 let sign = [f32::from_bits(1 << 31); N];
                 // SAFETY: as above.
@@ -572,7 +572,7 @@ macro_rules! level {
                     }, |x, _| -x)
                 }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn abs<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 let magnitude = [f32::from_bits(!(1 << 31)); N];
                 // SAFETY: as above.
@@ -584,22 +584,22 @@ macro_rules! level {
             }
         }
         impl Round<f32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sqrt<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::sqrtf(x), f32::sqrt) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn floor<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::floorf(x), f32::floor) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn ceil<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::ceilf(x), f32::ceil) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn trunc<const N: usize>(self, a: [f32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::truncf(x), f32::trunc) }
@@ -621,7 +621,7 @@ macro_rules! level {
             i32 => i8 via u16;);
         // Integers to f32: through i32 where every value fits.
         impl Convert<i32, f32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [i32; N]) -> [f32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::i32_f32(x), |x| x as f32) }
@@ -630,7 +630,7 @@ macro_rules! level {
         level!(@via_i32 $level; u8 i8 u16 i16);
         // f32 to integers: Rust's saturating `as`.
         impl Convert<f32, i32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [f32; N]) -> [i32; N] {
                 // SAFETY: as above.
                 unsafe { map_r::<$level, _, _, N>(a, |x| <$level as Regs>::f32_i32(x), |x| x as i32) }
@@ -659,7 +659,7 @@ macro_rules! level {
         level!(@narrow $level; NarrowFitting::narrow_fitting, sat16_u8; u16 => u8;);
         level!(@narrow $level; NarrowFitting::narrow_fitting, sat32_u16; u32 => u16;);
         impl NarrowFitting<u32, u8> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn narrow_fitting<const N: usize>(self, a: [u32; N]) -> [u8; N] {
                 let m: [u16; N] = NarrowFitting::<u32, u16>::narrow_fitting(self, a);
                 NarrowFitting::<u16, u8>::narrow_fitting(self, m)
@@ -676,7 +676,7 @@ macro_rules! level {
         );
 
         impl DivSmall<u32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div_small<const N: usize>(self, a: [u32; N], d: u32, recip: f32) -> [u32; N] {
                 // SAFETY: the token proves the level (module docs).
                 unsafe {
@@ -705,7 +705,7 @@ macro_rules! level {
 
     (@sat $level:ident; $($a:ident => $b:ident, $op:ident, $clamp:expr;)*) => {$(
         impl SatConvert<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 if N * size_of::<$b>() < <$level as Regs>::BYTES {
                     return SatConvert::<$a, $b>::saturating_cast(self.below(), a);
@@ -722,7 +722,7 @@ macro_rules! level {
 
     (@sat_via $level:ident; $($a:ident => $b:ident via $m:ident;)*) => {$(
         impl SatConvert<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 let m: [$m; N] = SatConvert::<$a, $m>::saturating_cast(self, a);
                 SatConvert::<$m, $b>::saturating_cast(self, m)
@@ -732,7 +732,7 @@ macro_rules! level {
 
     (@sat_as $level:ident; $a:ident => $($b:ident)*) => {$(
         impl SatConvert<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn saturating_cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 Convert::<$a, $b>::cast(self, a)
             }
@@ -741,7 +741,7 @@ macro_rules! level {
 
     (@select_int $level:ident; $eq:ident $gt:ident $splat:ident $s:ident; $($c:ident => $($t:ident)*;)*) => {$($(
         impl Select<$c, $t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn select<const N: usize>(
                 self,
                 cmp: Cmp,
@@ -781,7 +781,7 @@ macro_rules! level {
 
     (@select_f32 $level:ident; $($t:ident)*) => {$(
         impl Select<f32, $t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn select<const N: usize>(
                 self,
                 cmp: Cmp,
@@ -803,45 +803,45 @@ macro_rules! level {
     (@arith $level:ident; $t:ident: $add:ident $sub:ident $min:ident $max:ident;
         $(mul: $mul:ident;)? $(div_by: $div:ident;)? $(abs: $abs:ident;)?) => {
         impl Arith<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn add<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: the token proves the level (module docs).
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$add(x, y), <$t as Num>::add) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sub<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$sub(x, y), <$t as Num>::sub) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn min<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$min(x, y), <$t as Num>::min) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn max<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$max(x, y), <$t as Num>::max) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn neg<const N: usize>(self, a: [$t; N]) -> [$t; N] {
                 self.sub([0; N], a)
             }
             $(
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::$mul(x, y), <$t as Num>::mul) }
             }
             )?
             $(
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn div_by<const N: usize>(self, a: [$t; N], d: $t) -> [$t; N] {
                 level!(@$div $level, self, a, d, N)
             }
             )?
             $(
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn abs<const N: usize>(self, a: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, a, |x, _| <$level as Regs>::$abs(x), |x, _| <$t as Num>::abs(x)) }
@@ -886,12 +886,12 @@ macro_rules! level {
 
     (@arith64 $level:ident; $t:ident) => {
         impl Arith<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn add<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: the token proves the level (module docs).
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::add64(x, y), <$t as Num>::add) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn sub<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::sub64(x, y), <$t as Num>::sub) }
@@ -901,27 +901,27 @@ macro_rules! level {
 
     (@bits $level:ident; $t:ident; $(shl: $shl:ident;)? $(shr: $shr:ident;)?) => {
         impl Bits<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn and<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: the token proves the level (module docs).
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::and(x, y), <$t as Int>::and) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn or<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::or(x, y), <$t as Int>::or) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn xor<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: as above.
                 unsafe { zip_r::<$level, _, N>(a, b, |x, y| <$level as Regs>::xor(x, y), <$t as Int>::xor) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn not<const N: usize>(self, a: [$t; N]) -> [$t; N] {
                 self.xor(a, [!0; N])
             }
             $(
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn shl<const N: usize>(self, a: [$t; N], s: u32) -> [$t; N] {
                 let s = s % <$t>::BITS;
                 // SAFETY: as above.
@@ -929,7 +929,7 @@ macro_rules! level {
             }
             )?
             $(
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn shr<const N: usize>(self, a: [$t; N], s: u32) -> [$t; N] {
                 let s = s % <$t>::BITS;
                 // SAFETY: as above.
@@ -941,7 +941,7 @@ macro_rules! level {
 
     (@widen $level:ident; $load:ident; $($a:ident => $b:ident, $op:ident;)*) => {$(
         impl Convert<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 if N * size_of::<$b>() < <$level as Regs>::BYTES {
                     return Convert::<$a, $b>::cast(self.below(), a);
@@ -959,7 +959,7 @@ macro_rules! level {
     // `$method`.
     (@narrow $level:ident; $trait:ident::$method:ident, $op:ident; $($a:ident => $b:ident;)*) => {$(
         impl $trait<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn $method<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 if N * size_of::<$b>() < <$level as Regs>::BYTES {
                     return $trait::<$a, $b>::$method(self.below(), a);
@@ -972,7 +972,7 @@ macro_rules! level {
 
     (@narrow4 $level:ident; $($a:ident => $b:ident via $m:ident;)*) => {$(
         impl Convert<$a, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [$a; N]) -> [$b; N] {
                 let m: [$m; N] = Convert::<$a, $m>::cast(self, a);
                 Convert::<$m, $b>::cast(self, m)
@@ -982,7 +982,7 @@ macro_rules! level {
 
     (@via_i32 $level:ident; $($a:ident)*) => {$(
         impl Convert<$a, f32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [$a; N]) -> [f32; N] {
                 let wide: [i32; N] = Convert::<$a, i32>::cast(self, a);
                 Convert::<i32, f32>::cast(self, wide)
@@ -992,7 +992,7 @@ macro_rules! level {
 
     (@from_f32 $level:ident; $($b:ident)*) => {$(
         impl Convert<f32, $b> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn cast<const N: usize>(self, a: [f32; N]) -> [$b; N] {
                 let (lo, hi) = (<$b>::MIN as f32, <$b>::MAX as f32);
                 // SAFETY: the token proves the level (module docs).
@@ -1006,7 +1006,7 @@ macro_rules! level {
 
     (@avg $level:ident; $($t:ident: $avg:ident;)*) => {$(
         impl Average<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn avg_round<const N: usize>(self, a: [$t; N], b: [$t; N]) -> [$t; N] {
                 // SAFETY: the token proves the processor has the level.
                 unsafe { zip_r::<$level, $t, N>(a, b, |x, y| <$level as Regs>::$avg(x, y), RoundingAverage::avg_round) }
@@ -1029,7 +1029,7 @@ level!(Avx512Vbmi);
 macro_rules! mul_add {
     ($($level:ident: $fmadd:path;)*) => {$(
         impl MulAdd<f32> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul_add<const N: usize>(self, a: [f32; N], b: [f32; N], c: [f32; N]) -> [f32; N] {
                 // SAFETY: the token proves the processor has the level, whose
                 // kernels enable FMA (see `Avx2`).

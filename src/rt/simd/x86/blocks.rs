@@ -18,7 +18,7 @@ use core::arch::x86_64::*;
 
 /// The weights of [`U8Blocks::mul_add_pairs`] as `pmaddubsw` reads them
 /// after `punpck*bw(a, b)`: `wa` for the even bytes, `wb` for the odd.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn pair_weights(wa: u8, wb: u8) -> i16 {
     i16::from_le_bytes([wa, wb])
 }
@@ -28,7 +28,7 @@ macro_rules! blocks {
      zero: $zero:ident, splat16: $splat16:ident, lo: $lo:ident, hi: $hi:ident,
      maddubs: $maddubs:ident, packus: $packus:ident) => {$(
         impl U8Blocks for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn widen_blocks<const N: usize>(self, a: [u8; N]) -> [u16; N] {
                 if N < $bytes {
                     return U8Blocks::widen_blocks(self.below(), a);
@@ -54,7 +54,7 @@ macro_rules! blocks {
                 o
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn mul_add_pairs<const N: usize>(
                 self,
                 a: [u8; N],
@@ -90,7 +90,7 @@ macro_rules! blocks {
                 o
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn narrow_blocks<const N: usize>(self, a: [u16; N]) -> [u8; N] {
                 if N < $bytes {
                     return U8Blocks::narrow_blocks(self.below(), a);

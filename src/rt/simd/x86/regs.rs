@@ -6,7 +6,7 @@ use super::*;
 /// One-line methods of [`Regs`] that are one intrinsic each.
 macro_rules! direct {
     ($($name:ident($($arg:ident: $t:ty),*) -> $r:ty = $f:path;)*) => {$(
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn $name($($arg: $t),*) -> $r { $f($($arg),*) }
     )*};
 }
@@ -14,7 +14,7 @@ macro_rules! direct {
 /// Shift methods of [`Regs`]: one intrinsic each, the amount in a register.
 macro_rules! shifts {
     ($i:ty; $($name:ident = $f:path;)*) => {$(
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn $name(a: $i, s: u32) -> $i { $f(a, _mm_cvtsi32_si128(s as i32)) }
     )*};
 }
@@ -23,7 +23,7 @@ macro_rules! shifts {
 /// comparison's mask picks `x` over `y` byte by byte.
 macro_rules! blends {
     ($i:ty; $blend:path; $($name:ident = $cmp:path;)*) => {$(
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn $name(a: $i, b: $i, x: $i, y: $i) -> $i { $blend(y, x, $cmp(a, b)) }
     )*};
 }
@@ -32,7 +32,7 @@ macro_rules! blends {
 /// a mask register, which picks `x` over `y` lane by lane.
 macro_rules! mask_blends {
     ($($name:ident = $cmp:path, $blend:path;)*) => {$(
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn $name(a: __m512i, b: __m512i, x: __m512i, y: __m512i) -> __m512i {
             $blend($cmp(a, b), y, x)
         }
@@ -69,26 +69,26 @@ macro_rules! sse_avx {
             type F = $f;
             type H = $h;
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn li(p: *const u8) -> $i {
                 $li(p.cast())
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn si(p: *mut u8, v: $i) {
                 $si(p.cast(), v)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn lh(p: *const u8) -> $h {
                 ($lh)(p)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn lq(p: *const u8) -> __m128i {
                 ($lq)(p)
             }
             direct! {
                 lf(p: *const f32) -> $f = $lf;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sf(p: *mut f32, v: $f) {
                 $sf(p, v)
             }
@@ -114,7 +114,7 @@ macro_rules! sse_avx {
                 mulhi_u16(a: $i, b: $i) -> $i = $mulhi16;
                 mul_even_u32(a: $i, b: $i) -> $i = $mul_epu32;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn blend_odd32(a: $i, b: $i) -> $i {
                 ($blend_odd32)(a, b)
             }
@@ -159,23 +159,23 @@ macro_rules! sse_avx {
                 gt16 = $cmpgt16;
                 gt32 = $cmpgt32;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn selectf(cmp: Cmp, a: $f, b: $f, x: $i, y: $i) -> $i {
                 $blendv8(y, x, $cast_fi(($cmpf)(cmp, a, b)))
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sat16_u8(a: $i, b: $i) -> $i {
                 ($sat16_u8)(a, b)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sat16_i8(a: $i, b: $i) -> $i {
                 ($sat16_i8)(a, b)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sat32_u16(a: $i, b: $i) -> $i {
                 ($sat32_u16)(a, b)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sat32_i16(a: $i, b: $i) -> $i {
                 ($sat32_i16)(a, b)
             }
@@ -188,15 +188,15 @@ macro_rules! sse_avx {
                 zx8_32(a: __m128i) -> $i = $zx8_32;
                 sx8_32(a: __m128i) -> $i = $sx8_32;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn trunc16_8(a: $i, b: $i) -> $i {
                 ($trunc16_8)(a, b)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn trunc32_16(a: $i, b: $i) -> $i {
                 ($trunc32_16)(a, b)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn trunc64_32(a: $i, b: $i) -> $i {
                 ($trunc64_32)(a, b)
             }
@@ -208,15 +208,15 @@ macro_rules! sse_avx {
                 divf(a: $f, b: $f) -> $f = $divf;
                 sqrtf(a: $f) -> $f = $sqrtf;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn floorf(a: $f) -> $f {
                 $round::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn ceilf(a: $f) -> $f {
                 $round::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn truncf(a: $f) -> $f {
                 $round::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(a)
             }
@@ -224,11 +224,11 @@ macro_rules! sse_avx {
                 minps(a: $f, b: $f) -> $f = $minps;
                 maxps(a: $f, b: $f) -> $f = $maxps;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn minnum(a: $f, b: $f) -> $f {
                 $blendv($minps(b, a), b, ($unord)(a, a))
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn maxnum(a: $f, b: $f) -> $f {
                 $blendv($maxps(b, a), b, ($unord)(a, a))
             }
@@ -237,11 +237,11 @@ macro_rules! sse_avx {
                 from_bits(a: $i) -> $f = $cast_if;
                 i32_f32(a: $i) -> $f = $cvt_if;
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn cvtt(a: $f) -> $i {
                 $cvtt_fi(a)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn f32_i32(a: $f) -> $i {
                 // `cvttps` gives i32::MIN for NaN and out of range: flip it
                 // to MAX where `a >= 2^31`, and clear it where `a` is NaN.
@@ -372,26 +372,26 @@ impl Regs for $level {
     type F = __m512;
     type H = __m256i;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn li(p: *const u8) -> __m512i {
         _mm512_loadu_si512(p.cast())
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn si(p: *mut u8, v: __m512i) {
         _mm512_storeu_si512(p.cast(), v)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn lh(p: *const u8) -> __m256i {
         _mm256_loadu_si256(p.cast())
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn lq(p: *const u8) -> __m128i {
         _mm_loadu_si128(p.cast())
     }
     direct! {
         lf(p: *const f32) -> __m512 = _mm512_loadu_ps;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sf(p: *mut f32, v: __m512) {
         _mm512_storeu_ps(p, v)
     }
@@ -417,7 +417,7 @@ impl Regs for $level {
         mulhi_u16(a: __m512i, b: __m512i) -> __m512i = _mm512_mulhi_epu16;
         mul_even_u32(a: __m512i, b: __m512i) -> __m512i = _mm512_mul_epu32;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn blend_odd32(a: __m512i, b: __m512i) -> __m512i {
         _mm512_mask_blend_epi32(0b1010_1010_1010_1010, a, b)
     }
@@ -462,7 +462,7 @@ impl Regs for $level {
         gt16 = _mm512_cmpgt_epi16_mask, _mm512_mask_blend_epi16;
         gt32 = _mm512_cmpgt_epi32_mask, _mm512_mask_blend_epi32;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn selectf(cmp: Cmp, a: __m512, b: __m512, x: __m512i, y: __m512i) -> __m512i {
         let k = match cmp {
             Cmp::Eq => _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b),
@@ -474,24 +474,24 @@ impl Regs for $level {
         };
         _mm512_mask_blend_epi32(k, y, x)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sat16_u8(a: __m512i, b: __m512i) -> __m512i {
         let z = _mm512_setzero_si512();
         let lo = _mm512_castsi256_si512(_mm512_cvtusepi16_epi8(_mm512_max_epi16(a, z)));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtusepi16_epi8(_mm512_max_epi16(b, z)))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sat16_i8(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtsepi16_epi8(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtsepi16_epi8(b))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sat32_u16(a: __m512i, b: __m512i) -> __m512i {
         let z = _mm512_setzero_si512();
         let lo = _mm512_castsi256_si512(_mm512_cvtusepi32_epi16(_mm512_max_epi32(a, z)));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtusepi32_epi16(_mm512_max_epi32(b, z)))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sat32_i16(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtsepi32_epi16(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtsepi32_epi16(b))
@@ -505,17 +505,17 @@ impl Regs for $level {
         zx8_32(a: __m128i) -> __m512i = _mm512_cvtepu8_epi32;
         sx8_32(a: __m128i) -> __m512i = _mm512_cvtepi8_epi32;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn trunc16_8(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtepi16_epi8(b))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn trunc32_16(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtepi32_epi16(b))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn trunc64_32(a: __m512i, b: __m512i) -> __m512i {
         let lo = _mm512_castsi256_si512(_mm512_cvtepi64_epi32(a));
         _mm512_inserti64x4::<1>(lo, _mm512_cvtepi64_epi32(b))
@@ -528,15 +528,15 @@ impl Regs for $level {
         divf(a: __m512, b: __m512) -> __m512 = _mm512_div_ps;
         sqrtf(a: __m512) -> __m512 = _mm512_sqrt_ps;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn floorf(a: __m512) -> __m512 {
         _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn ceilf(a: __m512) -> __m512 {
         _mm512_roundscale_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn truncf(a: __m512) -> __m512 {
         _mm512_roundscale_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(a)
     }
@@ -544,12 +544,12 @@ impl Regs for $level {
         minps(a: __m512, b: __m512) -> __m512 = _mm512_min_ps;
         maxps(a: __m512, b: __m512) -> __m512 = _mm512_max_ps;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn minnum(a: __m512, b: __m512) -> __m512 {
         let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
         _mm512_mask_blend_ps(nan, _mm512_min_ps(b, a), b)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn maxnum(a: __m512, b: __m512) -> __m512 {
         let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
         _mm512_mask_blend_ps(nan, _mm512_max_ps(b, a), b)
@@ -559,11 +559,11 @@ impl Regs for $level {
         from_bits(a: __m512i) -> __m512 = _mm512_castsi512_ps;
         i32_f32(a: __m512i) -> __m512 = _mm512_cvtepi32_ps;
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn cvtt(a: __m512) -> __m512i {
         _mm512_cvttps_epi32(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn f32_i32(a: __m512) -> __m512i {
         let t = _mm512_cvttps_epi32(a);
         let over = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, _mm512_set1_ps(2147483648.0));

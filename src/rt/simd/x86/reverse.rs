@@ -26,26 +26,26 @@ const fn reversed_bytes(bytes: usize) -> [i8; 16] {
 }
 
 /// [`reversed_bytes`] as a register.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn shuffle_mask(bytes: usize) -> __m128i {
     // SAFETY: 16 bytes are read from a 16-byte array.
     unsafe { _mm_loadu_si128(reversed_bytes(bytes).as_ptr().cast()) }
 }
 
 impl Reversal for Sse41 {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev8(a: __m128i) -> __m128i {
         _mm_shuffle_epi8(a, shuffle_mask(1))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev16(a: __m128i) -> __m128i {
         _mm_shuffle_epi8(a, shuffle_mask(2))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev32(a: __m128i) -> __m128i {
         _mm_shuffle_epi32::<0b00_01_10_11>(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev64(a: __m128i) -> __m128i {
         _mm_shuffle_epi32::<0b01_00_11_10>(a)
     }
@@ -53,26 +53,26 @@ impl Reversal for Sse41 {
 
 /// Lanes of `bytes` bytes of an AVX2 register in reverse order: reversed in
 /// each 128-bit half, then the halves swapped.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn avx2_rev_in_halves(a: __m256i, bytes: usize) -> __m256i {
     let m = _mm256_broadcastsi128_si256(shuffle_mask(bytes));
     _mm256_permute4x64_epi64::<0b01_00_11_10>(_mm256_shuffle_epi8(a, m))
 }
 
 impl Reversal for Avx2 {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev8(a: __m256i) -> __m256i {
         avx2_rev_in_halves(a, 1)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev16(a: __m256i) -> __m256i {
         avx2_rev_in_halves(a, 2)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev32(a: __m256i) -> __m256i {
         _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0))
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev64(a: __m256i) -> __m256i {
         _mm256_permute4x64_epi64::<0b00_01_10_11>(a)
     }
@@ -81,13 +81,13 @@ impl Reversal for Avx2 {
 impl Reversal for Avx512 {
     // Bytes: reversed in each 128-bit lane, then the lanes reversed
     // (`vpermb` would need VBMI).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev8(a: __m512i) -> __m512i {
         let m = _mm512_broadcast_i32x4(shuffle_mask(1));
         let t = _mm512_shuffle_epi8(a, m);
         _mm512_shuffle_i64x2::<0b00_01_10_11>(t, t)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev16(a: __m512i) -> __m512i {
         let i = _mm512_set_epi16(
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
@@ -95,12 +95,12 @@ impl Reversal for Avx512 {
         );
         _mm512_permutexvar_epi16(i, a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev32(a: __m512i) -> __m512i {
         let i = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         _mm512_permutexvar_epi32(i, a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev64(a: __m512i) -> __m512i {
         _mm512_permutexvar_epi64(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), a)
     }
@@ -108,7 +108,7 @@ impl Reversal for Avx512 {
 
 impl Reversal for Avx512Vbmi {
     /// One `vpermb`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev8(a: __m512i) -> __m512i {
         let mut i = [0u8; 64];
         let mut k = 0;
@@ -118,15 +118,15 @@ impl Reversal for Avx512Vbmi {
         }
         _mm512_permutexvar_epi8(_mm512_loadu_si512(i.as_ptr().cast()), a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev16(a: __m512i) -> __m512i {
         Avx512::rev16(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev32(a: __m512i) -> __m512i {
         Avx512::rev32(a)
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn rev64(a: __m512i) -> __m512i {
         Avx512::rev64(a)
     }
@@ -135,7 +135,7 @@ impl Reversal for Avx512Vbmi {
 /// Lanes `from..` of `a` reversed into `o` (`o[i] = a[n - 1 - i]`), a
 /// register of level `X` at a time, each reversed by `rev`. Returns the
 /// first lane not written.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn reverse_r<X: Regs, T: Reg<X>>(
     a: *const T,
     o: *mut T,
@@ -160,7 +160,7 @@ macro_rules! reverse {
         reverse!(@types $level [$($below)*]; rev8: u8 i8; rev16: u16 i16; rev32: u32 i32 f32;
             rev64: u64 i64;);
         impl Reverse<f64> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn reverse<const N: usize>(self, a: [f64; N]) -> [f64; N] {
                 Reverse::<u64>::reverse(self, a.map(f64::to_bits)).map(f64::from_bits)
             }
@@ -168,7 +168,7 @@ macro_rules! reverse {
     )*};
     (@types $level:ident $below:tt; $($rev:ident: $($t:ident)*;)*) => {$($(
         impl Reverse<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn reverse<const N: usize>(self, a: [$t; N]) -> [$t; N] {
                 let mut o = a;
                 let (p, q) = (a.as_ptr(), o.as_mut_ptr());

@@ -11,7 +11,7 @@ use super::*;
 /// the odd lanes of the one at `p + 2 i + l - 1` (so that no load passes the
 /// span's last element, `p + 2 n - 2`), combined by `op`. Returns the first
 /// lane not written.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn every_2nd_r<X: Regs, T: Reg<X>>(
     p: *const T,
     o: *mut T,
@@ -34,7 +34,7 @@ unsafe fn every_2nd_r<X: Regs, T: Reg<X>>(
 /// the `2 l` elements of `l` lanes read as two registers, once, and
 /// narrowed as lanes twice as wide, the low halves (`even`) and the high
 /// ones (`odd`). Returns the first lane not written.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn phases2_r<X: Regs, T: Reg<X>, const N: usize>(
     p: *const T,
     o: &mut [[T; N]; 2],
@@ -72,7 +72,7 @@ trait Strided: Regs {
     /// After the whole registers of [`phases_r`], the lanes of half a
     /// register when they remain and the level has a better way to read
     /// them than the level below; returns the first lane not written.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases_half<T, const N: usize, const S: usize>(
         _p: *const T,
         _o: &mut [[T; N]; S],
@@ -81,7 +81,7 @@ trait Strided: Regs {
         from
     }
     /// As `phases_half`, after [`every_r`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every_half<T, const S: usize>(
         _p: *const T,
         _o: *mut T,
@@ -94,7 +94,7 @@ trait Strided: Regs {
 
 /// [`picks`] for phase `phase` of the lanes: the lanes `phase`, `phase +
 /// s`, ... of the 16 bytes of lanes from `start`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn phase_picks(b: usize, s: usize, phase: usize, start: usize) -> [i8; 16] {
     let mut m = [-128i8; 16];
     let mut k = 0;
@@ -108,7 +108,7 @@ const fn phase_picks(b: usize, s: usize, phase: usize, start: usize) -> [i8; 16]
     m
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn phase_picks_reg(b: usize, s: usize, phase: usize, start: usize) -> __m128i {
     // SAFETY: 16 bytes are read from a 16-byte array.
     unsafe { _mm_loadu_si128(phase_picks(b, s, phase, start).as_ptr().cast()) }
@@ -117,19 +117,19 @@ unsafe fn phase_picks_reg(b: usize, s: usize, phase: usize, start: usize) -> __m
 /// The `pshufb` indices that move the lanes a 16-byte read at byte `start`
 /// of the span holds into their places in 16 bytes of lanes of `b` bytes
 /// `s` lanes apart (0x80, a zero, for the others).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn picks(b: usize, s: usize, start: usize) -> [i8; 16] {
     phase_picks(b, s, 0, start)
 }
 
 /// The bytes of the span of 16 bytes of lanes of `b` bytes `s` apart.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn span_bytes(b: usize, s: usize) -> usize {
     ((16 / b - 1) * s + 1) * b
 }
 
 /// The `j`-th 16-byte read of such a span starts here.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn read_start(b: usize, s: usize, j: usize) -> usize {
     let last = span_bytes(b, s) - 16;
     if 16 * j < last {
@@ -139,14 +139,14 @@ const fn read_start(b: usize, s: usize, j: usize) -> usize {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn picks_reg(b: usize, s: usize, start: usize) -> __m128i {
     // SAFETY: 16 bytes are read from a 16-byte array.
     unsafe { _mm_loadu_si128(picks(b, s, start).as_ptr().cast()) }
 }
 
 impl Strided for Sse41 {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m128i; S] {
         // Loops, not closures: a closure would be compiled without the
         // kernel's target features, and the intrinsics not inlined.
@@ -162,7 +162,7 @@ impl Strided for Sse41 {
         }
         out
     }
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m128i {
         let reads = span_bytes(b, S).div_ceil(16);
         let mut acc = _mm_setzero_si128();
@@ -176,7 +176,7 @@ impl Strided for Sse41 {
 }
 
 impl Strided for Avx2 {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m256i; S] {
         // Loops, not closures (see `Sse41`'s).
         let mut reads = [_mm256_setzero_si256(); S];
@@ -195,7 +195,7 @@ impl Strided for Avx2 {
     /// Both 128-bit halves at once: each read is of the same bytes of the
     /// two halves' spans (`16 S` bytes apart), and `vpshufb` shuffles each
     /// half by the same indices.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m256i {
         let reads = span_bytes(b, S).div_ceil(16);
         let mut acc = _mm256_setzero_si256();
@@ -213,7 +213,7 @@ impl Strided for Avx512 {
     const PERMUTES: bool = true;
 
     /// Two AVX2 halves.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m512i; S] {
         let lo = Avx2::phases::<S>(p, b);
         let hi = Avx2::phases::<S>(p.add(32 * S), b);
@@ -225,7 +225,7 @@ impl Strided for Avx512 {
     }
 
     /// Two AVX2 halves.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m512i {
         let lo = Avx2::every::<S>(p, b);
         let hi = Avx2::every::<S>(p.add(32 * S), b);
@@ -302,7 +302,7 @@ const fn vbmi_half_picks(b: usize, s: usize, phases: usize, len: usize) -> [[u8;
 }
 
 /// The start of read `r` of [`vbmi_picks`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn vbmi_read_start(r: usize, span: usize) -> usize {
     if 64 * r + 64 <= span {
         64 * r
@@ -313,7 +313,7 @@ const fn vbmi_read_start(r: usize, span: usize) -> usize {
 
 /// The bytes of `reads` that `lo`, `hi` and `mask` pick ([`VbmiPicks`]),
 /// from 3 or 4 reads (strides 3 and 4).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn vbmi_pick<const R: usize>(
     reads: &[__m512i; R],
     lo: [u8; 64],
@@ -334,7 +334,7 @@ unsafe fn vbmi_pick<const R: usize>(
 /// where [`Avx512`] shuffles 16 bytes at a time (`9` shuffles and `9` ORs
 /// per 32 lanes at stride 3).
 impl Strided for Avx512Vbmi {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases<const S: usize>(p: *const u8, b: usize) -> [__m512i; S] {
         let mut reads = [_mm512_setzero_si512(); S];
         for (r, v) in reads.iter_mut().enumerate() {
@@ -350,7 +350,7 @@ impl Strided for Avx512Vbmi {
 
     /// Half a register (the 32 lanes of u8 of a vector of 256 bits) from
     /// two reads of 64 bytes, by one `vpermt2b` a phase.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases_half<T, const N: usize, const S: usize>(
         p: *const T,
         o: &mut [[T; N]; S],
@@ -375,7 +375,7 @@ impl Strided for Avx512Vbmi {
     }
 
     /// As `phases_half`, of one phase, from the span of its lanes.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every_half<T, const S: usize>(
         p: *const T,
         o: *mut T,
@@ -399,7 +399,7 @@ impl Strided for Avx512Vbmi {
         from + l
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m512i {
         let span = ((64 / b - 1) * S + 1) * b;
         let mut reads = [_mm512_setzero_si512(); S];
@@ -414,7 +414,7 @@ impl Strided for Avx512Vbmi {
 /// Lanes `o[i] = p[S i]` for `i` from `from` up to `n`, whole registers of
 /// level `X` at a time, each from the span of its own lanes. Returns the
 /// first lane not written.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn every_r<X: Strided, T, const S: usize>(
     p: *const T,
     o: *mut T,
@@ -437,7 +437,7 @@ unsafe fn every_r<X: Strided, T, const S: usize>(
 /// to `n`, whole registers of level `X` at a time, each from the `S`
 /// registers' worth of elements of its lanes. Returns the first lane not
 /// written.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn phases_r<X: Strided, T, const N: usize, const S: usize>(
     p: *const T,
     o: &mut [[T; N]; S],
@@ -462,7 +462,7 @@ trait Phases2<T: Copy + Default>: Copy {
     ///
     /// The `2 N` elements from `p` must be readable, and the processor must
     /// have the level.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn phases2<const N: usize>(p: *const T) -> [[T; N]; 2] {
         // SAFETY: the caller makes the elements readable.
         unsafe { crate::rt::simd::pick_phases::<T, N, 2>(p) }
@@ -488,7 +488,7 @@ macro_rules! every_2nd {
     // level, then of the levels below, the rest one by one. Other strides
     // keep the default.
     (@every $level:ident [$($below:ident)*] $t:ident) => {
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn load_phases<const N: usize, const S: usize>(
             self,
             p: *const $t,
@@ -523,7 +523,7 @@ macro_rules! every_2nd {
             }
             o
         }
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         unsafe fn load_every<const N: usize, const M: usize, const S: usize>(
             self,
             p: *const $t,
@@ -564,7 +564,7 @@ macro_rules! every_2nd {
     };
     (@types $level:ident $below:tt; $($trunc:ident, $srl:ident, $bits:literal: $($t:ident)*;)*) => {$($(
         impl Phases2<$t> for $level {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn phases2<const N: usize>(p: *const $t) -> [[$t; N]; 2] {
                 let mut o = [[<$t>::default(); N]; 2];
                 // SAFETY: the token proves the level, whose kernels enable
@@ -596,7 +596,7 @@ macro_rules! every_2nd {
         }
         impl Deinterleave<$t> for $level {
             every_2nd!(@every $level $below $t);
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn load_every_2nd<const N: usize>(self, p: *const $t) -> [$t; N] {
                 let mut o = [<$t>::default(); N];
                 // SAFETY: the token proves the level, whose kernels enable
