@@ -306,8 +306,15 @@ impl Lanes<'_, '_> {
                     ),
                     None => {
                         let w = self.lanes_lit();
-                        let v = self.lane(value, false)?;
+                        // The lanes' value may bind vectors of its parts
+                        // (`loads`), which the store below starts afresh
+                        // from: they go before the coordinate.
+                        let outer = std::mem::take(&mut *self.loads.borrow_mut());
+                        let v = self.lane(value, false);
+                        let parts = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
+                        let v = v?;
                         let bind = quote! {
+                            #(#parts)*
                             let mut #id = [0i32; #w];
                             for __i in 0..#w { #id[__i] = (#v) as i32; }
                         };
