@@ -595,7 +595,10 @@ impl<'r> Generator<'r> {
         })
     }
 
-    /// A running sum (or maximum, or xor) along x of func `k`, over 1 to 15.
+    /// A running sum (or maximum, or xor) along x of func `k`, over
+    /// `MARGIN + 1..MARGIN + 5`: inside every output region, so that the
+    /// func's region, which covers the reduction domain, reads inputs only
+    /// where a direct read at the point may.
     fn scan(&mut self, k: usize, ty: Type) -> Update {
         let rest: String = VARS[1..self.dims]
             .iter()
@@ -619,7 +622,7 @@ impl<'r> Generator<'r> {
             },
         };
         Update {
-            rdom: Some("r in rdom(1..16)".into()),
+            rdom: Some(format!("r in rdom({}..{})", MARGIN + 1, MARGIN + 5)),
             lhs: format!("r{rest}"),
             op: "",
             value,
