@@ -123,7 +123,10 @@ pub fn run_compiled(dir: &Path, cases: &[Case]) -> Result<usize, (Option<usize>,
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     let mut main = String::from("#![allow(clippy::all)]\n");
+    // The line each case's module starts at, to tell which case an error is in.
+    let mut starts = Vec::new();
     for (i, c) in cases.iter().enumerate() {
+        starts.push(main.lines().count() + 1);
         main += &harness(i, c);
     }
     main += "fn main() {\n";
@@ -149,13 +152,16 @@ pub fn run_compiled(dir: &Path, cases: &[Case]) -> Result<usize, (Option<usize>,
             .expect("cargo runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // The case of the first error's line, if rustc gave one.
+            let line = stderr.split("src/main.rs:").nth(1).and_then(|s| {
+                let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<usize>().ok()
+            });
+            let case = line.map(|l| starts.partition_point(|&s| s <= l).saturating_sub(1));
             return Err((
-                None,
-                format!(
-                    "the generated crate in {} failed:\n{}",
-                    dir.display(),
-                    String::from_utf8_lossy(&out.stderr)
-                ),
+                case,
+                format!("the generated crate in {} failed:\n{stderr}", dir.display()),
             ));
         }
         for (i, c) in cases.iter().enumerate() {

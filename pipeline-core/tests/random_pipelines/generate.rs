@@ -526,7 +526,7 @@ impl<'r> Generator<'r> {
         let scaled = Expr {
             ty: Type::I32,
             kind: Kind::Binary(
-                *self.rng.pick(&["*", "+", "^"]),
+                ["*", "+", "^"][self.rng.below(3)],
                 Box::new(i),
                 Box::new(literal(Type::I32, self.rng)),
             ),
@@ -856,8 +856,7 @@ impl<'r> Generator<'r> {
                     None => self.rng.below(6),
                 };
                 let mut coords = Vec::new();
-                for d in 0..dims {
-                    let var = VARS[d];
+                for (d, &var) in VARS.iter().enumerate().take(dims) {
                     let text = if d == 2 {
                         if self.dims == 3 && self.rng.chance(70) {
                             "c".to_string()
