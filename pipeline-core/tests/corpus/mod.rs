@@ -8,6 +8,9 @@ use pipeline_core::interp::{Image, Value};
 use pipeline_core::ir::{Pipeline, Type};
 use std::path::Path;
 
+pub mod compiled;
+pub mod schedule;
+
 /// A small deterministic generator (xorshift64*).
 pub struct Rng(pub u64);
 

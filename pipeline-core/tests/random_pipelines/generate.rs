@@ -1,0 +1,933 @@
+//! Random well-typed pipelines: a small syntax tree of their own (so that a
+//! failure can be minimized by rewriting it), printed as the text that
+//! `pipeline!` takes.
+
+use super::corpus::Rng;
+use pipeline_core::ir::Type;
+use std::fmt::Write as _;
+
+/// How far the inputs extend around the outputs in every dimension: a func
+/// reads an input directly (without a boundary condition) only at offsets
+/// that keep every output within this distance of the input's edge.
+pub const MARGIN: i64 = 8;
+
+/// Every element type of the language.
+const TYPES: [Type; 10] = [
+    Type::U8,
+    Type::U16,
+    Type::U32,
+    Type::U64,
+    Type::I8,
+    Type::I16,
+    Type::I32,
+    Type::I64,
+    Type::F32,
+    Type::F64,
+];
+
+/// The boundary conditions an input can be read through.
+const BOUNDARIES: [&str; 5] = [
+    "clamp_edge()",
+    "mirror()",
+    "mirror_interior()",
+    "wrap()",
+    "constant(1)",
+];
+
+/// The templates a pipeline may instantiate, each a function from a 2-D func
+/// (of any numeric type) to a 2-D func of the same type that reads it at
+/// offsets up to `k` (+1) from the point.
+const TEMPLATES: [(&str, &str); 2] = [
+    (
+        "blur3",
+        "fn blur3(f: Func, k: i32) -> Func {\n    t(x, y) = f(x - k, y) + f(x, y) + f(x + k, y);\n    t\n}",
+    ),
+    (
+        "cross",
+        "fn cross(f: Func, k: i32) -> Func {\n    v(x, y) = max(f(x, y - k), f(x, y + k));\n    h(x, y) = min(v(x, y), f(x + 1, y));\n    h\n}",
+    ),
+];
+
+/// What a read reads: an input (through a boundary condition or not) or an
+/// earlier func.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Src {
+    Input(usize, Option<&'static str>),
+    Func(usize),
+}
+
+/// An expression of a generated pipeline, which knows its type.
+#[derive(Clone)]
+pub struct Expr {
+    pub ty: Type,
+    pub kind: Kind,
+}
+
+/// The forms of [`Expr`].
+#[derive(Clone)]
+pub enum Kind {
+    /// Text that stands alone: a literal, a variable, a parameter, an affine
+    /// coordinate such as `x - 1`.
+    Leaf(String),
+    /// `src(coordinates)`.
+    Read(Src, Vec<Expr>),
+    /// `e as T`, or `saturating_cast::<T>(e)` when saturating.
+    Cast(Box<Expr>, bool),
+    /// A prefix operator: `-`, `!`.
+    Unary(&'static str, Box<Expr>),
+    /// An infix operator.
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    /// A built-in function.
+    Call(&'static str, Vec<Expr>),
+    /// `if c { a } else { b }`.
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// An inline reduction (`sum`, `maximum`, ...) over `i` in `-1..=1`.
+    Fold(&'static str, Box<Expr>),
+}
+
+impl Expr {
+    fn leaf(ty: Type, text: impl Into<String>) -> Expr {
+        Expr {
+            ty,
+            kind: Kind::Leaf(text.into()),
+        }
+    }
+
+    /// The operands of this node.
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            Kind::Leaf(_) => vec![],
+            Kind::Read(_, c) | Kind::Call(_, c) => c.iter().collect(),
+            Kind::Cast(a, _) | Kind::Unary(_, a) | Kind::Fold(_, a) => vec![a],
+            Kind::Binary(_, a, b) => vec![a, b],
+            Kind::If(c, a, b) => vec![c, a, b],
+        }
+    }
+
+    fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            Kind::Leaf(_) => vec![],
+            Kind::Read(_, c) | Kind::Call(_, c) => c.iter_mut().collect(),
+            Kind::Cast(a, _) | Kind::Unary(_, a) | Kind::Fold(_, a) => vec![a],
+            Kind::Binary(_, a, b) => vec![a, b],
+            Kind::If(c, a, b) => vec![c, a, b],
+        }
+    }
+
+    /// The number of nodes.
+    pub fn size(&self) -> usize {
+        1 + self.children().iter().map(|c| c.size()).sum::<usize>()
+    }
+
+    /// The `n`th node in preorder.
+    pub fn nth_mut(&mut self, n: usize) -> Option<&mut Expr> {
+        if n == 0 {
+            return Some(self);
+        }
+        let mut n = n - 1;
+        for c in self.children_mut() {
+            let size = c.size();
+            if n < size {
+                return c.nth_mut(n);
+            }
+            n -= size;
+        }
+        None
+    }
+
+    /// Every source this expression reads.
+    fn reads(&self, out: &mut Vec<Src>) {
+        if let Kind::Read(s, _) = &self.kind {
+            out.push(*s);
+        }
+        for c in self.children() {
+            c.reads(out);
+        }
+    }
+
+    fn print(&self, s: &mut String) {
+        match &self.kind {
+            Kind::Leaf(t) => s.push_str(t),
+            Kind::Read(src, coords) => {
+                match src {
+                    Src::Input(k, None) => write!(s, "in{k}").unwrap(),
+                    Src::Input(k, Some(b)) => write!(s, "in{k}.{b}").unwrap(),
+                    Src::Func(k) => write!(s, "f{k}").unwrap(),
+                }
+                s.push('(');
+                for (i, c) in coords.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    c.print(s);
+                }
+                s.push(')');
+            }
+            Kind::Cast(a, false) => {
+                s.push('(');
+                a.print(s);
+                write!(s, " as {})", self.ty.name()).unwrap();
+            }
+            Kind::Cast(a, true) => {
+                write!(s, "saturating_cast::<{}>(", self.ty.name()).unwrap();
+                a.print(s);
+                s.push(')');
+            }
+            Kind::Unary(op, a) => {
+                write!(s, "({op}").unwrap();
+                a.print(s);
+                s.push(')');
+            }
+            Kind::Binary(op, a, b) => {
+                s.push('(');
+                a.print(s);
+                write!(s, " {op} ").unwrap();
+                b.print(s);
+                s.push(')');
+            }
+            Kind::Call(f, args) => {
+                write!(s, "{f}(").unwrap();
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    a.print(s);
+                }
+                s.push(')');
+            }
+            Kind::If(c, a, b) => {
+                s.push_str("if ");
+                c.print(s);
+                s.push_str(" { ");
+                a.print(s);
+                s.push_str(" } else { ");
+                b.print(s);
+                s.push_str(" }");
+            }
+            Kind::Fold(f, a) => {
+                write!(s, "{f}(-1..=1, |i| ").unwrap();
+                a.print(s);
+                s.push(')');
+            }
+        }
+    }
+}
+
+/// An update of a func: `lhs op= value;`, inside `for {rdom} { .. }` when
+/// `rdom` (such as `r in rdom(1..16)`) is given.
+#[derive(Clone)]
+pub struct Update {
+    pub rdom: Option<String>,
+    pub lhs: String,
+    pub op: &'static str,
+    pub value: Expr,
+}
+
+/// How a func is defined.
+#[derive(Clone)]
+pub enum Def {
+    /// A pure definition, then its updates in order.
+    Pure(Expr, Vec<Update>),
+    /// `let fK = template(source, k);`.
+    Template(&'static str, Src, i64),
+}
+
+/// A func of a generated pipeline, named `f` and its index.
+#[derive(Clone)]
+pub struct Func {
+    pub dims: usize,
+    pub ty: Type,
+    pub def: Def,
+}
+
+/// A generated pipeline, named `random`.
+#[derive(Clone)]
+pub struct Program {
+    /// Each input's element type and dimensions.
+    pub inputs: Vec<(Type, usize)>,
+    /// Each scalar parameter's type.
+    pub params: Vec<Type>,
+    pub funcs: Vec<Func>,
+    pub outputs: Vec<usize>,
+}
+
+/// The pure variables of a func of `dims` dimensions.
+const VARS: [&str; 3] = ["x", "y", "c"];
+
+impl Program {
+    /// The funcs the outputs need, directly or not.
+    fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.funcs.len()];
+        let mut stack = self.outputs.clone();
+        while let Some(f) = stack.pop() {
+            if std::mem::replace(&mut live[f], true) {
+                continue;
+            }
+            let mut reads = Vec::new();
+            match &self.funcs[f].def {
+                Def::Pure(e, updates) => {
+                    e.reads(&mut reads);
+                    for u in updates {
+                        u.value.reads(&mut reads);
+                    }
+                }
+                Def::Template(_, s, _) => reads.push(*s),
+            }
+            stack.extend(reads.into_iter().filter_map(|s| match s {
+                Src::Func(g) => Some(g),
+                Src::Input(..) => None,
+            }));
+        }
+        live
+    }
+
+    /// The text of the `pipeline!` invocation (without a schedule block);
+    /// funcs the outputs do not need are left out.
+    pub fn source(&self) -> String {
+        let live = self.live();
+        let mut s = String::new();
+        for (name, text) in TEMPLATES {
+            if self
+                .funcs
+                .iter()
+                .zip(&live)
+                .any(|(f, &l)| l && matches!(f.def, Def::Template(t, ..) if t == name))
+            {
+                s += text;
+                s += "\n\n";
+            }
+        }
+        s += "fn random(";
+        let mut args: Vec<String> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, (ty, dims))| format!("in{k}: Image<{}, {dims}>", ty.name()))
+            .collect();
+        args.extend(
+            self.params
+                .iter()
+                .enumerate()
+                .map(|(k, ty)| format!("p{k}: {}", ty.name())),
+        );
+        let image =
+            |f: usize| format!("Image<{}, {}>", self.funcs[f].ty.name(), self.funcs[f].dims);
+        let outputs: Vec<String> = self.outputs.iter().map(|&f| image(f)).collect();
+        let names: Vec<String> = self.outputs.iter().map(|f| format!("f{f}")).collect();
+        let (outputs, names) = if outputs.len() == 1 {
+            (outputs[0].clone(), names[0].clone())
+        } else {
+            (
+                format!("({})", outputs.join(", ")),
+                format!("({})", names.join(", ")),
+            )
+        };
+        writeln!(s, "{}) -> {outputs} {{", args.join(", ")).unwrap();
+        for (k, f) in self.funcs.iter().enumerate() {
+            if !live[k] {
+                continue;
+            }
+            match &f.def {
+                Def::Template(t, src, by) => {
+                    let mut arg = String::new();
+                    Expr {
+                        ty: f.ty,
+                        kind: Kind::Read(*src, vec![]),
+                    }
+                    .print(&mut arg);
+                    // The read without its empty coordinates: the func value.
+                    arg.truncate(arg.len() - 2);
+                    writeln!(s, "    let f{k} = {t}({arg}, {by});").unwrap();
+                }
+                Def::Pure(e, updates) => {
+                    let mut rhs = String::new();
+                    e.print(&mut rhs);
+                    let vars = VARS[..f.dims].join(", ");
+                    writeln!(s, "    f{k}({vars}) = {rhs};").unwrap();
+                    for u in updates {
+                        let mut value = String::new();
+                        u.value.print(&mut value);
+                        let line = format!("f{k}({}) {}= {value};", u.lhs, u.op);
+                        match &u.rdom {
+                            Some(r) => writeln!(s, "    for {r} {{\n        {line}\n    }}"),
+                            None => writeln!(s, "    {line}"),
+                        }
+                        .unwrap();
+                    }
+                }
+            }
+        }
+        writeln!(s, "    {names}\n}}").unwrap();
+        s
+    }
+}
+
+/// What the generator knows of a source while reading it.
+#[derive(Clone, Copy)]
+struct Info {
+    ty: Type,
+    dims: usize,
+    /// How far from its point it reads inputs directly (without a boundary
+    /// condition), through any chain of funcs; `None` when it never does.
+    reach: Option<i64>,
+}
+
+/// The state of the generation of one pipeline.
+pub struct Generator<'r> {
+    rng: &'r mut Rng,
+    program: Program,
+    infos: Vec<Info>,
+    /// The dimensions of the func being defined.
+    dims: usize,
+    /// How far the func being defined reads inputs directly.
+    reach: Option<i64>,
+    /// Whether `i` (an inline reduction's variable) is in scope.
+    in_fold: bool,
+}
+
+/// A zero of type `ty` (`false` for `bool`): what minimization replaces a
+/// subexpression with.
+pub fn zero(ty: Type) -> Expr {
+    match ty {
+        Type::Bool => Expr::leaf(ty, "false"),
+        _ => Expr::leaf(ty, format!("0{}", ty.name())),
+    }
+}
+
+/// A literal of type `ty`, chosen among small and extreme values.
+fn literal(ty: Type, rng: &mut Rng) -> Expr {
+    let text = match ty {
+        Type::Bool => rng.pick(&["true", "false"]).to_string(),
+        Type::F32 | Type::F64 => {
+            let v = *rng.pick(&["0.5", "2.0", "1.25", "-0.75", "3.0", "0.0", "100.5"]);
+            format!("{v}{}", ty.name())
+        }
+        _ => {
+            let v: i128 = match rng.below(8) {
+                0 => ty.int_max(),
+                1 if ty.is_signed() => -3,
+                2 => 0,
+                3 => 7,
+                4 => 100,
+                _ => rng.below(4) as i128 + 1,
+            };
+            format!("{v}{}", ty.name())
+        }
+    };
+    let text = if text.starts_with('-') {
+        format!("({text})")
+    } else {
+        text
+    };
+    Expr::leaf(ty, text)
+}
+
+impl<'r> Generator<'r> {
+    /// A random pipeline of 1 or 2 inputs and 2 to 7 funcs.
+    pub fn program(rng: &'r mut Rng) -> Program {
+        let mut g = Generator {
+            rng,
+            program: Program {
+                inputs: vec![],
+                params: vec![],
+                funcs: vec![],
+                outputs: vec![],
+            },
+            infos: vec![],
+            dims: 2,
+            reach: None,
+            in_fold: false,
+        };
+        for _ in 0..1 + g.rng.below(2) {
+            let ty = *g.rng.pick(&TYPES);
+            let dims = if g.rng.chance(20) { 3 } else { 2 };
+            g.program.inputs.push((ty, dims));
+        }
+        for _ in 0..g.rng.below(3) {
+            let ty = *g.rng.pick(&TYPES);
+            g.program.params.push(ty);
+        }
+        let n = 2 + g.rng.below(6);
+        for _ in 0..n {
+            g.func();
+        }
+        let last = n - 1;
+        g.program.outputs.push(last);
+        if g.rng.chance(30) {
+            let other = g.rng.below(last);
+            g.program.outputs.push(other);
+        }
+        g.program
+    }
+
+    fn info(&self, s: Src) -> Info {
+        match s {
+            Src::Input(k, b) => Info {
+                ty: self.program.inputs[k].0,
+                dims: self.program.inputs[k].1,
+                reach: b.is_none().then_some(0),
+            },
+            Src::Func(k) => self.infos[k],
+        }
+    }
+
+    /// Defines the next func.
+    fn func(&mut self) {
+        let k = self.program.funcs.len();
+        self.reach = None;
+        self.in_fold = false;
+        let choice = self.rng.below(100);
+        let special = match choice {
+            0..10 => Some(self.table()),
+            10..17 => Some(self.histogram()),
+            17..25 => self.template(),
+            _ => None,
+        };
+        let func = special.unwrap_or_else(|| self.pure(k));
+        self.infos.push(Info {
+            ty: func.ty,
+            dims: func.dims,
+            reach: self.reach,
+        });
+        self.program.funcs.push(func);
+    }
+
+    /// A func of 2 or 3 dimensions with a pure definition, sometimes updated
+    /// by a scan along x or at every point.
+    fn pure(&mut self, k: usize) -> Func {
+        self.dims = if self.rng.chance(15) { 3 } else { 2 };
+        let ty = *self.rng.pick(&TYPES);
+        let value = self.expr(ty, 3);
+        let mut updates = Vec::new();
+        if self.rng.chance(15) {
+            updates.push(self.scan(k, ty));
+        }
+        if self.rng.chance(10) {
+            let op = *self.rng.pick(&["", "+", "*"]);
+            let value = self.expr(ty, 2);
+            updates.push(Update {
+                rdom: None,
+                lhs: VARS[..self.dims].join(", "),
+                op,
+                value,
+            });
+        }
+        Func {
+            dims: self.dims,
+            ty,
+            def: Def::Pure(value, updates),
+        }
+    }
+
+    /// A lookup table: a 1-D func of its coordinate, parameters and literals.
+    fn table(&mut self) -> Func {
+        let ty = *self.rng.pick(&TYPES);
+        let i = Expr::leaf(Type::I32, "x");
+        let scaled = Expr {
+            ty: Type::I32,
+            kind: Kind::Binary(
+                ["*", "+", "^"][self.rng.below(3)],
+                Box::new(i),
+                Box::new(literal(Type::I32, self.rng)),
+            ),
+        };
+        let value = Expr {
+            ty,
+            kind: Kind::Cast(Box::new(scaled), self.rng.chance(50)),
+        };
+        Func {
+            dims: 1,
+            ty,
+            def: Def::Pure(value, vec![]),
+        }
+    }
+
+    /// A histogram of an input, 16 bins: a scatter over a reduction domain.
+    fn histogram(&mut self) -> Func {
+        let k = self.rng.below(self.program.inputs.len());
+        let dims = self.program.inputs[k].1;
+        let at = if dims == 3 { "rx, ry, 1" } else { "rx, ry" };
+        let count = Type::U32;
+        Func {
+            dims: 1,
+            ty: count,
+            def: Def::Pure(
+                literal(count, self.rng),
+                vec![Update {
+                    rdom: Some(format!(
+                        "(rx, ry) in rdom(0..in{k}.width(), 0..in{k}.height())"
+                    )),
+                    lhs: format!("clamp(in{k}({at}) as i32, 0, 15)"),
+                    op: "+",
+                    value: Expr::leaf(count, "1"),
+                }],
+            ),
+        }
+    }
+
+    /// A template instance over a 2-D numeric source, if there is one.
+    fn template(&mut self) -> Option<Func> {
+        let mut sources: Vec<Src> = (0..self.program.funcs.len())
+            .map(Src::Func)
+            .chain((0..self.program.inputs.len()).map(|k| Src::Input(k, None)))
+            .filter(|&s| {
+                let i = self.info(s);
+                i.dims == 2 && i.ty != Type::Bool && i.reach.is_none_or(|r| r + 3 <= MARGIN)
+            })
+            .collect();
+        for k in 0..self.program.inputs.len() {
+            if self.program.inputs[k].1 == 2 {
+                sources.push(Src::Input(k, Some(*self.rng.pick(&BOUNDARIES))));
+            }
+        }
+        if sources.is_empty() {
+            return None;
+        }
+        let src = *self.rng.pick(&sources);
+        let by = 1 + self.rng.below(2) as i64;
+        let info = self.info(src);
+        self.reach = info.reach.map(|r| r + by + 1);
+        let (name, _) = *self.rng.pick(&TEMPLATES);
+        Some(Func {
+            dims: 2,
+            ty: info.ty,
+            def: Def::Template(name, src, by),
+        })
+    }
+
+    /// A running sum (or maximum, or xor) along x of func `k`, over
+    /// `MARGIN + 1..MARGIN + 5`: inside every output region, so that the
+    /// func's region, which covers the reduction domain, reads inputs only
+    /// where a direct read at the point may.
+    fn scan(&mut self, k: usize, ty: Type) -> Update {
+        let rest: String = VARS[1..self.dims]
+            .iter()
+            .map(|v| format!(", {v}"))
+            .collect();
+        let prev = Expr::leaf(ty, format!("f{k}(r - 1{rest})"));
+        let here = Expr::leaf(ty, format!("f{k}(r{rest})"));
+        let ops: &[&str] = if ty.is_int() {
+            &["+", "max", "^"]
+        } else {
+            &["+", "max"]
+        };
+        let value = match *self.rng.pick(ops) {
+            "max" => Expr {
+                ty,
+                kind: Kind::Call("max", vec![prev, here]),
+            },
+            op => Expr {
+                ty,
+                kind: Kind::Binary(op, Box::new(prev), Box::new(here)),
+            },
+        };
+        Update {
+            rdom: Some(format!("r in rdom({}..{})", MARGIN + 1, MARGIN + 5)),
+            lhs: format!("r{rest}"),
+            op: "",
+            value,
+        }
+    }
+
+    /// An expression of type `ty`, at most `depth` operators deep.
+    fn expr(&mut self, ty: Type, depth: usize) -> Expr {
+        if depth == 0 || self.rng.chance(20) {
+            return self.leaf(ty);
+        }
+        let d = depth - 1;
+        if ty == Type::Bool {
+            return match self.rng.below(4) {
+                0 => {
+                    let (a, b) = (self.expr(ty, d), self.expr(ty, d));
+                    let op = *self.rng.pick(&["&&", "||", "&", "^"]);
+                    self.binary(ty, op, a, b)
+                }
+                1 => {
+                    let a = self.expr(ty, d);
+                    Expr {
+                        ty,
+                        kind: Kind::Unary("!", Box::new(a)),
+                    }
+                }
+                _ => {
+                    let u = *self.rng.pick(&TYPES);
+                    let (a, b) = (self.expr(u, d), self.operand(u, d));
+                    let op = *self.rng.pick(&["==", "!=", "<", "<=", ">", ">="]);
+                    self.binary(ty, op, a, b)
+                }
+            };
+        }
+        match self.rng.below(14) {
+            0..=2 => {
+                let ops: &[&str] = if ty.is_int() {
+                    &["+", "-", "*", "/", "%", "&", "|", "^", "+", "-"]
+                } else {
+                    &["+", "-", "*", "/", "%", "+", "-"]
+                };
+                let op = *self.rng.pick(ops);
+                let a = self.expr(ty, d);
+                let b = self.operand(ty, d);
+                self.binary(ty, op, a, b)
+            }
+            3 if ty.is_int() => {
+                let op = *self.rng.pick(&["<<", ">>"]);
+                let a = self.expr(ty, d);
+                let amount = *self.rng.pick(&TYPES[..8]);
+                let b = if self.rng.chance(70) {
+                    Expr::leaf(ty, (1 + self.rng.below(ty.bits() as usize - 1)).to_string())
+                } else {
+                    self.expr(amount, d)
+                };
+                self.binary(ty, op, a, b)
+            }
+            4 | 5 => {
+                let from = *self.rng.pick(&TYPES);
+                let a = self.expr(from, d);
+                Expr {
+                    ty,
+                    kind: Kind::Cast(Box::new(a), self.rng.chance(40)),
+                }
+            }
+            6 => {
+                let c = self.expr(Type::Bool, d);
+                let (a, b) = (self.expr(ty, d), self.expr(ty, d));
+                if self.rng.chance(50) {
+                    Expr {
+                        ty,
+                        kind: Kind::Call("select", vec![c, a, b]),
+                    }
+                } else {
+                    Expr {
+                        ty,
+                        kind: Kind::If(Box::new(c), Box::new(a), Box::new(b)),
+                    }
+                }
+            }
+            7 => {
+                let f = *self.rng.pick(&["min", "max", "clamp"]);
+                let mut args = vec![self.expr(ty, d), self.operand(ty, d)];
+                if f == "clamp" {
+                    args.push(self.operand(ty, d));
+                }
+                Expr {
+                    ty,
+                    kind: Kind::Call(f, args),
+                }
+            }
+            8 if ty.is_float() || ty.is_signed() => {
+                let a = self.expr(ty, d);
+                if self.rng.chance(50) {
+                    Expr {
+                        ty,
+                        kind: Kind::Unary("-", Box::new(a)),
+                    }
+                } else {
+                    Expr {
+                        ty,
+                        kind: Kind::Call("abs", vec![a]),
+                    }
+                }
+            }
+            8 => {
+                // absd of two operands whose unsigned type is `ty`.
+                let u = if self.rng.chance(50) {
+                    ty
+                } else {
+                    Type::signed_of_bits(ty.bits())
+                };
+                let args = vec![self.expr(u, d), self.expr(u, d)];
+                Expr {
+                    ty,
+                    kind: Kind::Call("absd", args),
+                }
+            }
+            9 if ty.is_float() => {
+                let f = *self.rng.pick(&[
+                    "sqrt", "floor", "ceil", "round", "trunc", "exp", "log", "sin", "pow", "atan2",
+                    "fma", "lerp",
+                ]);
+                let arity = match f {
+                    "pow" | "atan2" => 2,
+                    "fma" | "lerp" => 3,
+                    _ => 1,
+                };
+                let args = (0..arity).map(|_| self.expr(ty, d)).collect();
+                Expr {
+                    ty,
+                    kind: Kind::Call(f, args),
+                }
+            }
+            10 if !self.in_fold => {
+                self.in_fold = true;
+                let term = self.read(ty, true);
+                self.in_fold = false;
+                let f = *self.rng.pick(&["sum", "maximum", "minimum", "product"]);
+                Expr {
+                    ty,
+                    kind: Kind::Fold(f, Box::new(term)),
+                }
+            }
+            _ => self.leaf(ty),
+        }
+    }
+
+    /// The second operand of a binary operation of type `ty`: of that type,
+    /// or of one that converts to it (mixed operands).
+    fn operand(&mut self, ty: Type, depth: usize) -> Expr {
+        if self.rng.chance(25) {
+            let narrower: Vec<Type> = TYPES
+                .iter()
+                .copied()
+                .filter(|&u| u != ty && Type::unify(ty, u) == Some(ty))
+                .collect();
+            if !narrower.is_empty() {
+                let u = *self.rng.pick(&narrower);
+                return self.expr(u, depth);
+            }
+        }
+        if self.rng.chance(15) && ty.is_int() {
+            // An unsuffixed literal, typed by the other operand.
+            return Expr::leaf(ty, (1 + self.rng.below(9)).to_string());
+        }
+        self.expr(ty, depth)
+    }
+
+    fn binary(&mut self, ty: Type, op: &'static str, a: Expr, b: Expr) -> Expr {
+        Expr {
+            ty,
+            kind: Kind::Binary(op, Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// A leaf of type `ty`: a read (converted when the source has another
+    /// type), a literal, a parameter, or a coordinate.
+    fn leaf(&mut self, ty: Type) -> Expr {
+        match self.rng.below(10) {
+            0..=5 if ty != Type::Bool => self.read(ty, false),
+            6 => {
+                let params: Vec<usize> = (0..self.program.params.len())
+                    .filter(|&k| self.program.params[k] == ty)
+                    .collect();
+                if params.is_empty() {
+                    literal(ty, self.rng)
+                } else {
+                    Expr::leaf(ty, format!("p{}", self.rng.pick(&params)))
+                }
+            }
+            7 if ty != Type::Bool => {
+                let v = VARS[self.rng.below(self.dims)];
+                Expr {
+                    ty,
+                    kind: Kind::Cast(Box::new(Expr::leaf(Type::I32, v)), false),
+                }
+            }
+            _ if ty == Type::Bool => {
+                let u = *self.rng.pick(&TYPES);
+                let a = self.read(u, false);
+                let b = literal(u, self.rng);
+                self.binary(ty, "<", a, b)
+            }
+            _ => literal(ty, self.rng),
+        }
+    }
+
+    /// A read of an input or an earlier func, converted to `ty` if needed;
+    /// in an inline reduction (`fold`), at `x + i`.
+    fn read(&mut self, ty: Type, fold: bool) -> Expr {
+        let mut sources: Vec<Src> = (0..self.program.funcs.len()).map(Src::Func).collect();
+        for k in 0..self.program.inputs.len() {
+            sources.push(Src::Input(k, None));
+            sources.push(Src::Input(k, Some(*self.rng.pick(&BOUNDARIES))));
+        }
+        // Sources of the type asked for, twice as likely.
+        let same: Vec<Src> = sources
+            .iter()
+            .copied()
+            .filter(|&s| self.info(s).ty == ty)
+            .collect();
+        sources.extend(same);
+        let src = *self.rng.pick(&sources);
+        let info = self.info(src);
+        let coords: Vec<Expr> = match info.dims {
+            1 => vec![self.gather()],
+            dims => {
+                let mode = match info.reach {
+                    Some(_) => 0,
+                    None => self.rng.below(6),
+                };
+                let mut coords = Vec::new();
+                for (d, &var) in VARS.iter().enumerate().take(dims) {
+                    let text = if d == 2 {
+                        if self.dims == 3 && self.rng.chance(70) {
+                            "c".to_string()
+                        } else {
+                            self.rng.below(3).to_string()
+                        }
+                    } else {
+                        let k = self.rng.below(5) as i64 - 2;
+                        let i = if fold && d == 0 { " + i" } else { "" };
+                        let offset = match k {
+                            0 => String::new(),
+                            k if k < 0 => format!(" - {}", -k),
+                            k => format!(" + {k}"),
+                        };
+                        if let Some(r) = info.reach {
+                            let reach = r + k.abs() + fold as i64;
+                            if reach > MARGIN {
+                                // Too far for a direct read: read at the point.
+                                coords.push(Expr::leaf(Type::I32, format!("{var}{i}")));
+                                self.reach = Some(self.reach.unwrap_or(0).max(r + fold as i64));
+                                continue;
+                            }
+                            self.reach = Some(self.reach.unwrap_or(0).max(reach));
+                        }
+                        match mode {
+                            1 => format!("2 * {var}{offset}{i}"),
+                            2 => format!("{var} / 2{offset}{i}"),
+                            3 if d == 0 => {
+                                coords.push(self.gather());
+                                continue;
+                            }
+                            _ => format!("{var}{offset}{i}"),
+                        }
+                    };
+                    coords.push(Expr::leaf(Type::I32, text));
+                }
+                coords
+            }
+        };
+        let read = Expr {
+            ty: info.ty,
+            kind: Kind::Read(src, coords),
+        };
+        if info.ty == ty {
+            read
+        } else {
+            Expr {
+                ty,
+                kind: Kind::Cast(Box::new(read), self.rng.chance(30)),
+            }
+        }
+    }
+
+    /// A coordinate computed from data, bounded by a clamp.
+    fn gather(&mut self) -> Expr {
+        let from = *self.rng.pick(&TYPES);
+        let value = self.read(from, false);
+        let index = Expr {
+            ty: Type::I32,
+            kind: Kind::Cast(Box::new(value), false),
+        };
+        Expr {
+            ty: Type::I32,
+            kind: Kind::Call(
+                "clamp",
+                vec![
+                    index,
+                    Expr::leaf(Type::I32, "-2"),
+                    Expr::leaf(Type::I32, "17"),
+                ],
+            ),
+        }
+    }
+}
