@@ -398,6 +398,8 @@ pipeline! {
         };
         out
     }
+    // Scalar loops (vector_ops covers the vector division by constants).
+    schedule pow2_division {}
 }
 
 #[test]

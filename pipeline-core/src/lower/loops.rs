@@ -113,6 +113,20 @@ fn global_region(b: &BoundsProgram, f: FuncId) -> Vec<(Expr, Expr)> {
 
 /// Checks that every `compute_at` can be honoured on the inlined pipeline.
 fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
+    // Storage inside a consumer's loops holds what those loops compute:
+    // without a `compute_at` there, nothing would be computed into it.
+    for (f, fs) in sched.funcs.iter().enumerate() {
+        let Some((g, w)) = &fs.store else { continue };
+        if !matches!(fs.compute, ComputeLevel::At { .. }) {
+            let (fname, gname) = (&p.funcs[f].name, &p.funcs[*g].name);
+            return Err(ScheduleError {
+                tokens: fs.store_tokens.clone(),
+                message: format!(
+                    "`{fname}` is stored at loop `{w}` of `{gname}` but not computed inside it: add `{fname}.compute_at({gname}, {w})`, or compute it at a loop inside `{w}`"
+                ),
+            });
+        }
+    }
     let live = p.live_funcs();
     for &f in &live {
         let fs = &sched.funcs[f];
@@ -830,10 +844,11 @@ fn merge_translates(regions: Vec<Region>) -> Vec<Region> {
 /// over which they move.
 ///
 /// A loop outside the compute level qualifies only when the loops inside it,
-/// down to the compute level, run the same iterations at each of its steps
-/// and are serial: then what the previous step computed at the same inner
-/// iteration is what this one has already (its region in the other
-/// dimensions does not move), and nothing else writes that storage.
+/// down to the compute level, run the same iterations at each of its steps,
+/// are serial and do not move the sliding dimension: then what the previous
+/// step computed at the same inner iteration is what this one has already
+/// (its region in the other dimensions does not move), and nothing else
+/// writes that storage.
 fn slide_loop(
     loops: &[Loop],
     compute: usize,
@@ -856,7 +871,19 @@ fn slide_loop(
         {
             break;
         }
-        if let Some(d) = sliding_dim(regions, v) {
+        // The loops inside, down to the compute level, must leave the
+        // sliding dimension alone: where they move it too (x = xo * 8 + xi
+        // with `xo` inside `xi`), the previous step of this loop computed
+        // that dimension for every one of their iterations, which storage
+        // folded to one window does not hold.
+        let moved_inside = |d: usize| {
+            loops[compute..k].iter().any(|l| {
+                let uses =
+                    |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(x) if *x == l.var));
+                regions.iter().any(|r| uses(&r[d].0) || uses(&r[d].1))
+            })
+        };
+        if let Some(d) = sliding_dim(regions, v).filter(|&d| !moved_inside(d)) {
             candidates.push((k, d));
         }
     }
