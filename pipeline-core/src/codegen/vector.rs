@@ -1128,6 +1128,13 @@ impl Lanes<'_, '_> {
                     .find(|&&(x, _)| x == o)
                     .map(|&(_, n)| n.clone());
                 let Some(anchor) = anchor else { continue };
+                // The clone's nodes may sit where nodes classified earlier
+                // and since dropped were: forget what the cache of
+                // `is_uniform` says of those addresses (the arguments live
+                // on the heap, so the move into `groups` keeps them).
+                anchor.visit(&mut |n| {
+                    self.uniform.borrow_mut().remove(&(n as *const Expr));
+                });
                 groups.push(PhaseGroup {
                     anchor,
                     step,
@@ -1152,12 +1159,6 @@ impl Lanes<'_, '_> {
         }
         let groups = self.phase_groups.borrow();
         let (anchor, step) = (&groups[id].anchor, groups[id].step);
-        // The anchor is a clone, its nodes at addresses that nodes
-        // classified earlier and since dropped may have had: forget what
-        // the cache of `is_uniform` says of them.
-        anchor.visit(&mut |n| {
-            self.uniform.borrow_mut().remove(&(n as *const Expr));
-        });
         let ExprKind::Load { source, args, .. } = &anchor.kind else {
             return None;
         };
