@@ -11,20 +11,6 @@ use std::fmt::Write as _;
 /// that keep every output within this distance of the input's edge.
 pub const MARGIN: i64 = 8;
 
-/// Every element type of the language.
-const TYPES: [Type; 10] = [
-    Type::U8,
-    Type::U16,
-    Type::U32,
-    Type::U64,
-    Type::I8,
-    Type::I16,
-    Type::I32,
-    Type::I64,
-    Type::F32,
-    Type::F64,
-];
-
 /// The boundary conditions an input can be read through.
 const BOUNDARIES: [&str; 5] = [
     "clamp_edge()",
@@ -439,12 +425,12 @@ impl<'r> Generator<'r> {
             in_fold: false,
         };
         for _ in 0..1 + g.rng.below(2) {
-            let ty = *g.rng.pick(&TYPES);
+            let ty = *g.rng.pick(&Type::ELEMENTS);
             let dims = if g.rng.chance(20) { 3 } else { 2 };
             g.program.inputs.push((ty, dims));
         }
         for _ in 0..g.rng.below(3) {
-            let ty = *g.rng.pick(&TYPES);
+            let ty = *g.rng.pick(&Type::ELEMENTS);
             g.program.params.push(ty);
         }
         let n = 2 + g.rng.below(6);
@@ -496,7 +482,7 @@ impl<'r> Generator<'r> {
     /// by a scan along x or at every point.
     fn pure(&mut self, k: usize) -> Func {
         self.dims = if self.rng.chance(15) { 3 } else { 2 };
-        let ty = *self.rng.pick(&TYPES);
+        let ty = *self.rng.pick(&Type::ELEMENTS);
         let value = self.expr(ty, 3);
         let mut updates = Vec::new();
         if self.rng.chance(15) {
@@ -521,7 +507,7 @@ impl<'r> Generator<'r> {
 
     /// A lookup table: a 1-D func of its coordinate, parameters and literals.
     fn table(&mut self) -> Func {
-        let ty = *self.rng.pick(&TYPES);
+        let ty = *self.rng.pick(&Type::ELEMENTS);
         let i = Expr::leaf(Type::I32, "x");
         let scaled = Expr {
             ty: Type::I32,
@@ -650,7 +636,7 @@ impl<'r> Generator<'r> {
                     }
                 }
                 _ => {
-                    let u = *self.rng.pick(&TYPES);
+                    let u = *self.rng.pick(&Type::ELEMENTS);
                     let (a, b) = (self.expr(u, d), self.operand(u, d));
                     let op = *self.rng.pick(&["==", "!=", "<", "<=", ">", ">="]);
                     self.binary(ty, op, a, b)
@@ -672,7 +658,7 @@ impl<'r> Generator<'r> {
             3 if ty.is_int() => {
                 let op = *self.rng.pick(&["<<", ">>"]);
                 let a = self.expr(ty, d);
-                let amount = *self.rng.pick(&TYPES[..8]);
+                let amount = *self.rng.pick(&Type::ELEMENTS[..8]);
                 let b = if self.rng.chance(70) {
                     Expr::leaf(ty, (1 + self.rng.below(ty.bits() as usize - 1)).to_string())
                 } else {
@@ -681,7 +667,7 @@ impl<'r> Generator<'r> {
                 self.binary(ty, op, a, b)
             }
             4 | 5 => {
-                let from = *self.rng.pick(&TYPES);
+                let from = *self.rng.pick(&Type::ELEMENTS);
                 let a = self.expr(from, d);
                 Expr {
                     ty,
@@ -775,7 +761,7 @@ impl<'r> Generator<'r> {
     /// or of one that converts to it (mixed operands).
     fn operand(&mut self, ty: Type, depth: usize) -> Expr {
         if self.rng.chance(25) {
-            let narrower: Vec<Type> = TYPES
+            let narrower: Vec<Type> = Type::ELEMENTS
                 .iter()
                 .copied()
                 .filter(|&u| u != ty && Type::unify(ty, u) == Some(ty))
@@ -822,7 +808,7 @@ impl<'r> Generator<'r> {
                 }
             }
             _ if ty == Type::Bool => {
-                let u = *self.rng.pick(&TYPES);
+                let u = *self.rng.pick(&Type::ELEMENTS);
                 let a = self.read(u, false);
                 let b = literal(u, self.rng);
                 self.binary(ty, "<", a, b)
@@ -912,7 +898,7 @@ impl<'r> Generator<'r> {
 
     /// A coordinate computed from data, bounded by a clamp.
     fn gather(&mut self) -> Expr {
-        let from = *self.rng.pick(&TYPES);
+        let from = *self.rng.pick(&Type::ELEMENTS);
         let value = self.read(from, false);
         let index = Expr {
             ty: Type::I32,
