@@ -122,16 +122,17 @@ const fn picks(b: usize, s: usize, start: usize) -> [i8; 16] {
     phase_picks(b, s, 0, start)
 }
 
-/// The bytes of the span of 16 bytes of lanes of `b` bytes `s` apart.
+/// The bytes of the span of `reg` bytes of lanes of `b` bytes `s` apart
+/// (16 for the shuffles, 32 or 64 for the VBMI permutes).
 #[cfg_attr(not(debug_assertions), inline(always))]
-const fn span_bytes(b: usize, s: usize) -> usize {
-    ((16 / b - 1) * s + 1) * b
+const fn span_bytes(reg: usize, b: usize, s: usize) -> usize {
+    ((reg / b - 1) * s + 1) * b
 }
 
 /// The `j`-th 16-byte read of such a span starts here.
 #[cfg_attr(not(debug_assertions), inline(always))]
 const fn read_start(b: usize, s: usize, j: usize) -> usize {
-    let last = span_bytes(b, s) - 16;
+    let last = span_bytes(16, b, s) - 16;
     if 16 * j < last {
         16 * j
     } else {
@@ -164,7 +165,7 @@ impl Strided for Sse41 {
     }
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m128i {
-        let reads = span_bytes(b, S).div_ceil(16);
+        let reads = span_bytes(16, b, S).div_ceil(16);
         let mut acc = _mm_setzero_si128();
         for j in 0..reads {
             let start = read_start(b, S, j);
@@ -197,7 +198,7 @@ impl Strided for Avx2 {
     /// half by the same indices.
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m256i {
-        let reads = span_bytes(b, S).div_ceil(16);
+        let reads = span_bytes(16, b, S).div_ceil(16);
         let mut acc = _mm256_setzero_si256();
         for j in 0..reads {
             let start = read_start(b, S, j);
@@ -386,7 +387,7 @@ impl Strided for Avx512Vbmi {
         if from + l > n {
             return from;
         }
-        let span = ((l - 1) * S + 1) * b;
+        let span = span_bytes(32, b, S);
         let q = p.add(S * from).cast::<u8>();
         let reads = [
             _mm512_loadu_si512(q.cast()),
@@ -401,7 +402,7 @@ impl Strided for Avx512Vbmi {
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn every<const S: usize>(p: *const u8, b: usize) -> __m512i {
-        let span = ((64 / b - 1) * S + 1) * b;
+        let span = span_bytes(64, b, S);
         let mut reads = [_mm512_setzero_si512(); S];
         for (r, v) in reads.iter_mut().enumerate() {
             *v = _mm512_loadu_si512(p.add(vbmi_read_start(r, span)).cast());
@@ -662,7 +663,7 @@ mod tests {
     fn vbmi_picks_take_every_byte_from_its_place() {
         for b in [1, 2, 4, 8] {
             for s in [3, 4] {
-                let every = ((64 / b - 1) * s + 1) * b;
+                let every = span_bytes(64, b, s);
                 for (phases, span) in [(s, 64 * s), (1, every)] {
                     let picks = vbmi_picks(b, s, phases, span);
                     for j in 0..phases {
@@ -696,7 +697,7 @@ mod tests {
     fn vbmi_half_picks_take_every_byte_from_its_place() {
         for b in [1, 2, 4, 8] {
             for s in [3, 4] {
-                let every = ((32 / b - 1) * s + 1) * b;
+                let every = span_bytes(32, b, s);
                 for (phases, len) in [(s, 32 * s), (1, every)] {
                     assert!((64..=128).contains(&len));
                     let idx = vbmi_half_picks(b, s, phases, len);
@@ -748,7 +749,7 @@ mod tests {
     fn shuffle_loads_read_inside_their_span_and_cover_every_lane() {
         for b in [1, 2, 4, 8] {
             for s in [3, 4] {
-                let span = span_bytes(b, s);
+                let span = span_bytes(16, b, s);
                 let mut covered = [false; 16];
                 for j in 0..span.div_ceil(16) {
                     let start = read_start(b, s, j);
