@@ -328,6 +328,14 @@ fn split_recursively<T: Element, const N: usize, F>(
     );
 }
 
+/// Runs `f`, a loop nest of generated code, as a function of its own: the
+/// call is never inlined, so the kernel of a pipeline is a sequence of calls
+/// and each loop nest gets the processor's registers to itself.
+#[inline(never)]
+pub fn outline(f: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
+    f()
+}
+
 /// Runs the iterations `first..=last` of a parallel loop on rayon's threads,
 /// giving iteration `i` its own slab of `view`: the coordinates
 /// `[start + (i - first) * step, start + (i - first) * step + step - 1]` of

@@ -230,6 +230,30 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { self.read(offset_of(rel, &self.strides)) }
     }
 
+    /// The element at global coordinate `c` of a view whose dimension 0
+    /// has stride 1, unchecked (see [`View::load`]): its offset is the
+    /// coordinate plus what the other dimensions give, so a loop along
+    /// dimension 0 walks consecutive addresses (which the compiler can
+    /// vectorize) instead of multiplying by a stride it does not know.
+    /// Generated code reads a func's own buffers this way.
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region, and dimension 0 must have
+    /// stride 1 (or extent 1).
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_unit(&self, c: [i64; N]) -> T {
+        debug_assert!(
+            N == 0 || self.strides[0] == 1 || self.shape[0] <= 1,
+            "unit-stride load from a strided view"
+        );
+        // SAFETY: the caller keeps `c` inside the view, of stride 1 in
+        // dimension 0.
+        unsafe { *self.dense_ptr(c, 1) }
+    }
+
     /// The `W` elements from global coordinate `c` along dimension 0 (`c`,
     /// `c + 1`, ... in the first coordinate) as one unaligned vector load,
     /// unchecked: for vectorized generated code, at coordinates bounds
@@ -282,6 +306,62 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
             // SAFETY: clamped into [min, max], inside the view.
             unsafe { self.load(at) }
         })
+    }
+
+    /// The elements at `W` coordinates, lane `i` at `[c[0][i], c[1][i],
+    /// ...]`, unchecked: for vectorized generated code, at coordinates
+    /// bounds inference proved inside the view. The offsets are computed in
+    /// `i32` vectors of the level `isa` and read by its gather
+    /// ([`crate::rt::simd::Gather`]); a view of more than `i32::MAX`
+    /// elements is read one lane at a time. `dense0` says that dimension
+    /// 0 has stride 1 (the generated code knows it of a func's buffer),
+    /// which spares its multiply. Debug builds check the coordinates.
+    ///
+    /// # Safety
+    ///
+    /// Every lane's coordinate must be inside the view's region, and if
+    /// `dense0`, dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn gather<I, const W: usize>(&self, isa: I, c: [[i32; W]; N], dense0: bool) -> [T; W]
+    where
+        I: crate::rt::simd::Gather<T> + crate::rt::simd::Arith<i32>,
+    {
+        #[cfg(debug_assertions)]
+        (0..W).for_each(|i| {
+            let at = core::array::from_fn(|d| c[d][i] as i64);
+            debug_assert!(
+                contains_coord(&at, &self.origin, &self.shape),
+                "coordinate {at:?} is outside the view's region {}",
+                self.region()
+            );
+        });
+        debug_assert!(!dense0 || N == 0 || self.strides[0] == 1 || self.shape[0] <= 1);
+        if self.len > i32::MAX as usize {
+            // SAFETY: the caller keeps every lane inside the view.
+            return core::array::from_fn(|i| unsafe {
+                self.load(core::array::from_fn(|d| c[d][i] as i64))
+            });
+        }
+        // Every in-range offset, and each dimension's part of it, lies in
+        // `[0, len)`, so fits `i32`; a stride that does not fit belongs to a
+        // dimension of extent 1, whose part is 0 whatever the wrapped
+        // product.
+        let mut offset = [0i32; W];
+        for (d, &cd) in c.iter().enumerate() {
+            let rel = isa.sub(cd, [self.origin[d] as i32; W]);
+            let part = if d == 0 && dense0 {
+                rel
+            } else {
+                isa.mul(rel, [self.strides[d] as i32; W])
+            };
+            offset = if d == 0 { part } else { isa.add(offset, part) };
+        }
+        // SAFETY: each lane's offset is that of an element inside the view,
+        // below `len` (the caller's promise), readable for the view's
+        // lifetime.
+        unsafe { isa.gather(self.ptr, offset) }
     }
 
     /// Hints the processor to fetch the element one row after global

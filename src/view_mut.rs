@@ -251,6 +251,52 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
         unsafe { *self.ptr.add(self.unchecked_offset(&c)) = v }
     }
 
+    /// The element at `c` of a view whose dimension 0 has stride 1,
+    /// unchecked (see [`View::load_unit`]).
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region, and dimension 0 must have
+    /// stride 1 (or extent 1).
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_unit(&self, c: [i64; N]) -> T {
+        let at = self.unit_offset(&c);
+        // SAFETY: the caller keeps `c` inside the view.
+        unsafe { *self.ptr.add(at) }
+    }
+
+    /// Writes `v` at `c` of a view whose dimension 0 has stride 1,
+    /// unchecked (see [`View::load_unit`]).
+    ///
+    /// # Safety
+    ///
+    /// `c` must be inside the view's region, and dimension 0 must have
+    /// stride 1 (or extent 1).
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn store_unit(&mut self, c: [i64; N], v: T) {
+        let at = self.unit_offset(&c);
+        // SAFETY: the caller keeps `c` inside the view; `&mut self` makes
+        // the write exclusive.
+        unsafe { *self.ptr.add(at) = v }
+    }
+
+    /// The offset of `c` in a view of stride 1 in dimension 0; debug builds
+    /// check both.
+    #[inline(always)]
+    #[track_caller]
+    fn unit_offset(&self, c: &[i64; N]) -> usize {
+        debug_assert!(
+            N == 0 || self.strides[0] == 1 || self.shape[0] <= 1,
+            "unit-stride access to a strided view"
+        );
+        self.debug_check(c);
+        dense_offset_of(c, &self.origin, &self.strides)
+    }
+
     /// The `W` elements from `c` along dimension 0, one vector load,
     /// unchecked (see [`View::load_dense`]).
     ///

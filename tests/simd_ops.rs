@@ -29,7 +29,7 @@
 //! differ from the reference only in the payload of a NaN.
 
 use pipeline::rt::simd::{
-    Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Int, MulAdd,
+    Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Gather, Int, MulAdd,
     NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select, U8Blocks,
 };
 #[cfg(target_arch = "x86_64")]
@@ -847,6 +847,85 @@ fn reversals_mirror_the_lanes() {
         at_lengths!(reversals::<_, u64>(level, &mut m));
         at_lengths!(reversals::<_, i64>(level, &mut m));
         at_lengths!(reversals::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+/// [`Gather`] of level `L` on `T` at length `N`: lane `i` must hold the
+/// element at offset `o[i]` of a table, for offsets at random, the first
+/// and the last element included, repeated and out of order.
+fn gathers<L: Gather<T>, T: Lane, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let mut rng = Rng::new(N as u64 + 7);
+    let table: Vec<T> = rng.noise(1031);
+    let mut offsets: Vec<i32> = (0..4 * N).map(|_| (rng.next() % 1031) as i32).collect();
+    offsets[0] = 0;
+    offsets[1] = 1030;
+    let gather = |o: [i32; N]| unsafe { level.gather(table.as_ptr(), o) };
+    c.one("gather", &offsets, gather, |o| table[o as usize]);
+}
+
+#[test]
+fn gathers_read_each_lane_at_its_offset() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(gathers::<_, u8>(level, &mut m));
+        at_lengths!(gathers::<_, i16>(level, &mut m));
+        at_lengths!(gathers::<_, u32>(level, &mut m));
+        at_lengths!(gathers::<_, i32>(level, &mut m));
+        at_lengths!(gathers::<_, f32>(level, &mut m));
+        at_lengths!(gathers::<_, u64>(level, &mut m));
+        at_lengths!(gathers::<_, i64>(level, &mut m));
+        at_lengths!(gathers::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+/// `View::gather` at level `L`: the offsets it computes from coordinates of
+/// a 3-D view at a non-zero origin, one with stride 1 in dimension 0 (told
+/// or not) and one of a crop's larger strides, match `View::load`.
+fn view_gathers<L: Gather<f32> + Arith<i32>, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, "f32");
+    let buffer = pipeline::Buffer::<f32, 3>::from_fn([13, 7, 5], |[x, y, z]| {
+        (x * 10_000 + y * 100 + z) as f32
+    });
+    let mut rng = Rng::new(N as u64);
+    let dense = buffer.view().with_origin([-3, 40, 2]);
+    let coords: Vec<[i32; 3]> = (0..4 * N)
+        .map(|_| {
+            let mut r = |n: u64, lo: i32| lo + (rng.next() % n) as i32;
+            [r(13, -3), r(7, 40), r(5, 2)]
+        })
+        .collect();
+    let lanes = |x: [[i32; 3]; N]| -> [[i32; N]; 3] { std::array::from_fn(|d| x.map(|p| p[d])) };
+    let load = |v: &pipeline::View<'_, f32, 3>, p: [i32; 3]| unsafe { v.load(p.map(i64::from)) };
+    for dense0 in [true, false] {
+        let op = if dense0 { "gather (dense0)" } else { "gather" };
+        let g = |x: [[i32; 3]; N]| unsafe { dense.gather(level, lanes(x), dense0) };
+        c.one(op, &coords, g, |p| load(&dense, p));
+    }
+    // Every other column and row: strides 2, 26 and 91 in memory.
+    let strided = pipeline::View::with_strides(buffer.as_slice(), [7, 4, 5], [2, 26, 91])
+        .expect("a strided view")
+        .with_origin([1, 1, 1]);
+    let coords: Vec<[i32; 3]> = (0..4 * N)
+        .map(|_| {
+            [
+                1 + (rng.next() % 7) as i32,
+                1 + (rng.next() % 4) as i32,
+                1 + (rng.next() % 5) as i32,
+            ]
+        })
+        .collect();
+    let g = |x: [[i32; 3]; N]| unsafe { strided.gather(level, lanes(x), false) };
+    c.one("gather (strided)", &coords, g, |p| load(&strided, p));
+}
+
+#[test]
+fn view_gathers_compute_each_lanes_offset() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(view_gathers::<_>(level, &mut m));
     });
     m.assert_none();
 }

@@ -443,6 +443,24 @@ pub trait Reverse<T: Copy + Default>: Copy {
     }
 }
 
+/// Loads of one element a lane from offsets computed in a vector, at one
+/// level: a gather (`grid(x / 8, y / 8, z)` in a bilateral grid, a lookup
+/// table at computed indices). By default one load a lane, reading each
+/// offset out of its vector; the AVX2 and AVX-512 levels use their gather
+/// instructions for 32- and 64-bit elements.
+pub trait Gather<T: Copy + Default>: Copy {
+    /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`.
+    ///
+    /// # Safety
+    ///
+    /// Every `p + o[i]` must be a readable element.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn gather<const N: usize>(self, p: *const T, o: [i32; N]) -> [T; N] {
+        // SAFETY: the caller makes every lane's element readable.
+        core::array::from_fn(|i| unsafe { p.offset(o[i] as isize).read() })
+    }
+}
+
 /// Fused multiply-add on vectors of floats `T` at one level: the DSL's
 /// `fma(a, b, c)`, `a * b + c` with one rounding. Levels without the
 /// instruction compute each lane with Rust's `mul_add` (the C library's
@@ -645,6 +663,7 @@ macro_rules! defaults {
     (@deinterleave $level:ty; $($t:ident)*) => {$(
         impl $crate::rt::simd::Deinterleave<$t> for $level {}
         impl $crate::rt::simd::Reverse<$t> for $level {}
+        impl $crate::rt::simd::Gather<$t> for $level {}
     )*};
     (@cast $level:ty; $($a:ident)*) => {$(
         defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);

@@ -110,6 +110,8 @@ pub(super) struct Gen<'a> {
     pub(super) folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
     /// The funcs whose stage is being generated (innermost last).
     open_stages: std::cell::RefCell<Vec<FuncId>>,
+    /// How many loops enclose the statement being generated.
+    loop_depth: std::cell::Cell<usize>,
     /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
     /// and the local each one was bound to.
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
@@ -470,11 +472,16 @@ impl Gen<'_> {
                     Source::Func(g) if Some(*g) == f => self.writer(*g),
                     Source::Func(g) => format_ident!("__r{}", g),
                 };
+                // A func's own buffer has stride 1 in dimension 0.
+                let load = match source {
+                    Source::Func(g) if !self.writes_caller_output(*g) => quote!(load_unit),
+                    _ => quote!(load),
+                };
                 // SAFETY (of the generated block): bounds inference proved
                 // the coordinate inside the region the entry checked for an
                 // input, or allocated for a func; debug builds check it.
                 // The coordinate is computed outside the unsafe block.
-                quote!({ let __c = #c; unsafe { #view.load(__c) } })
+                quote!({ let __c = #c; unsafe { #view.#load(__c) } })
             }
             ExprKind::Boundary {
                 mode,
@@ -561,7 +568,9 @@ impl Gen<'_> {
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
                 self.readable.borrow_mut().push(id.clone());
+                self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
+                self.loop_depth.set(self.loop_depth.get() - 1);
                 self.readable.borrow_mut().truncate(scope);
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
                 // A vectorized loop runs as one vector iteration when all
@@ -684,7 +693,12 @@ impl Gen<'_> {
                 // SAFETY (of the generated block): every store lies in the
                 // region allocated for its func (loop synthesis guarantees
                 // it); debug builds check it.
-                quote!({ let __c = #c; let __v = #v; unsafe { #w.store(__c, __v) } })
+                let store = if self.writes_caller_output(*func) {
+                    quote!(store)
+                } else {
+                    quote!(store_unit)
+                };
+                quote!({ let __c = #c; let __v = #v; unsafe { #w.#store(__c, __v) } })
             }
             Stmt::If { cond, body } => {
                 let c = self.expr(cond, None, None);
@@ -802,11 +816,18 @@ impl Gen<'_> {
         }
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
+        let top = self.loop_depth.get() == 0;
+        // The values a stage at the top level reads, as they are before it.
+        let outer: Vec<Ident> = self.readable.borrow().clone();
         self.open_stages.borrow_mut().push(f);
-        let code = self.stmt(s);
+        let mut code = self.stmt(s);
         self.open_stages.borrow_mut().pop();
         self.readable.borrow_mut().truncate(scope);
-        if self.writer(f) != format_ident!("__w{}", f) {
+        let w = self.writer(f);
+        if top {
+            code = outline(&code, &w, &outer, f);
+        }
+        if w != format_ident!("__w{}", f) {
             return code;
         }
         let (buf, w, r) = (
@@ -834,6 +855,26 @@ impl Gen<'_> {
             .get(&f)
             .cloned()
             .expect("a func's buffer is allocated before its stages")
+    }
+}
+
+/// A stage at the top level of the kernel as a function of its own (a
+/// closure that [`pipeline::rt::outline`] calls and never inlines), with
+/// its own copies of what it reads (`readable`, but for `f`'s reader, which
+/// the stage reads through its writer `w`). One function per stage keeps
+/// each loop nest's registers to itself: in one function for the whole
+/// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
+/// serial scatter, and compile time grows faster than the function.
+fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> TokenStream {
+    let own = format_ident!("__r{}", f);
+    let copies = readable.iter().filter(|c| **c != own);
+    quote! {
+        ::pipeline::rt::outline(|| {
+            let mut #w = #w.reborrow();
+            #(let #copies = #copies;)*
+            #code
+            ::core::result::Result::Ok(())
+        })?;
     }
 }
 
@@ -890,6 +931,7 @@ pub fn generate(input: &Input) -> TokenStream {
         origins: Default::default(),
         folds: Default::default(),
         open_stages: Default::default(),
+        loop_depth: Default::default(),
         hoisted: Default::default(),
         widest_vector: Default::default(),
         byte_permutes: Default::default(),

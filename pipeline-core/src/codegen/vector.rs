@@ -440,12 +440,17 @@ impl Lanes<'_, '_> {
             })
             .collect::<R<Vec<TokenStream>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
+        let store = if self.g.writes_caller_output(func) {
+            quote!(store)
+        } else {
+            quote!(store_unit)
+        };
         Ok(quote! {{
             #(#loads)*
             for __i in 0..#w {
                 let __v: #ty = #v;
                 let __c = [#(#c),*];
-                unsafe { #writer.store(__c, __v) }
+                unsafe { #writer.#store(__c, __v) }
             }
         }})
     }
@@ -811,6 +816,9 @@ impl Lanes<'_, '_> {
                 if let Some(name) = self.vector_load(e, *source, args) {
                     return Ok(quote!(#name));
                 }
+                if let Some(gather) = self.gather(*source, args)? {
+                    return bind(gather);
+                }
             }
             ExprKind::LetVar(id) => {
                 if let Some(a) = self.vector_lets.borrow().get(id) {
@@ -1005,7 +1013,39 @@ impl Lanes<'_, '_> {
                 ))
             })
             .collect::<R<Vec<TokenStream>>>()?;
-        Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.load(__c) } }))
+        // A func's own buffer has stride 1 in dimension 0.
+        let load = match source {
+            Source::Func(g) if !self.g.writes_caller_output(g) => quote!(load_unit),
+            _ => quote!(load),
+        };
+        Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.#load(__c) } }))
+    }
+
+    /// A load evaluated in every lane at coordinates that vary otherwise
+    /// than `vector_load` reads: the lanes' offsets computed as vectors
+    /// and read by the level's gather (`View::gather`), instead of each
+    /// lane's coordinates and offset in scalar code. `None` for folded
+    /// storage and for the buffer being written (read through its writer).
+    fn gather(&self, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+        let (view, own) = self.view(source);
+        if own
+            || self.folds(source).iter().any(Option::is_some)
+            || args.iter().any(|a| a.ty != Type::I32)
+        {
+            return Ok(None);
+        }
+        let w = self.lanes_lit();
+        let coords = args
+            .iter()
+            .map(|a| self.vec(a))
+            .collect::<R<Vec<TokenStream>>>()?;
+        let dense0 = match source {
+            Source::Input(i) => self.g.input_stride0(i) == 1,
+            Source::Func(_) => true,
+        };
+        Ok(Some(
+            quote!(unsafe { #view.gather::<_, #w>(__isa, [#(#coords),*], #dense0) }),
+        ))
     }
 
     /// The stride in memory of a load evaluated in every lane whose first

@@ -10,8 +10,9 @@
 //! the traits' default lane loops.
 //!
 //! Submodules: `regs` (each level's [`Regs`]), `strided` (loads of a
-//! constant stride), `reverse` (mirrored loads) and `blocks` (u8
-//! arithmetic in the registers' block order).
+//! constant stride), `reverse` (mirrored loads), `gather` (loads at
+//! offsets computed in vectors) and `blocks` (u8 arithmetic in the
+//! registers' block order).
 //!
 //! The methods are `#[cfg_attr(not(debug_assertions), inline(always))]` without `#[target_feature]`: they are
 //! inlined into the kernel of their level, which enables the features, and
@@ -24,6 +25,7 @@ use super::{
 };
 
 mod blocks;
+mod gather;
 mod regs;
 mod reverse;
 mod strided;
