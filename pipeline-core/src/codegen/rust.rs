@@ -651,11 +651,12 @@ impl Gen<'_> {
                         // Not the reader of the func written (an update
                         // reads it through its writer).
                         let own = format_ident!("__r{}", slab.func);
+                        let used = idents_in(&inner);
                         let copies: Vec<Ident> = self
                             .readable
                             .borrow()
                             .iter()
-                            .filter(|c| **c != own)
+                            .filter(|c| **c != own && used.contains(*c))
                             .cloned()
                             .collect();
                         let locals = quote!(#(let #copies = #copies;)*);
@@ -867,7 +868,8 @@ impl Gen<'_> {
 /// serial scatter, and compile time grows faster than the function.
 fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> TokenStream {
     let own = format_ident!("__r{}", f);
-    let copies = readable.iter().filter(|c| **c != own);
+    let used = idents_in(code);
+    let copies = readable.iter().filter(|c| **c != own && used.contains(*c));
     quote! {
         ::pipeline::rt::outline(|| {
             let mut #w = #w.reborrow();
@@ -876,6 +878,27 @@ fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> Toke
             ::core::result::Result::Ok(())
         })?;
     }
+}
+
+/// The identifiers in `code`, at any depth: a closure copies only the
+/// values its body names (copying every readable value made a chain of
+/// `n` stages `n^2` statements for rustc to check).
+fn idents_in(code: &TokenStream) -> std::collections::HashSet<Ident> {
+    let mut out = std::collections::HashSet::new();
+    // Groups nest as deep as the user's expressions: a stack, not recursion.
+    let mut pending = vec![code.clone()];
+    while let Some(stream) = pending.pop() {
+        for t in stream {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => {
+                    out.insert(i);
+                }
+                proc_macro2::TokenTree::Group(g) => pending.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The funcs that `s` stores to or allocates.
