@@ -114,6 +114,11 @@ struct Lanes<'g, 'a> {
     /// The array bound for each `Let` id whose value is computed as a
     /// vector.
     vector_lets: RefCell<HashMap<usize, Ident>>,
+    /// The gathers bound in `loads`, by source and coordinates: `lerp(a,
+    /// b, t)` is `a + (b - a) * t`, whose `a` a trilinear interpolation
+    /// reads twice, and LLVM does not always merge two gathers of the same
+    /// lanes.
+    gathers: RefCell<Vec<(Source, Vec<Expr>, TokenStream)>>,
     /// The rows (view and coordinates past the first) whose next row the
     /// store being emitted prefetches.
     prefetched: RefCell<Vec<String>>,
@@ -150,6 +155,7 @@ impl Gen<'_> {
             uniform: Default::default(),
             loads: Default::default(),
             vector_lets: Default::default(),
+            gathers: Default::default(),
             prefetched: Default::default(),
             phase_of: Default::default(),
             phase_groups: Default::default(),
@@ -310,8 +316,10 @@ impl Lanes<'_, '_> {
                         // (`loads`), which the store below starts afresh
                         // from: they go before the coordinate.
                         let outer = std::mem::take(&mut *self.loads.borrow_mut());
+                        let gathers = std::mem::take(&mut *self.gathers.borrow_mut());
                         let v = self.lane(value, false);
                         let parts = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
+                        *self.gathers.borrow_mut() = gathers;
                         let v = v?;
                         let bind = quote! {
                             #(#parts)*
@@ -388,6 +396,7 @@ impl Lanes<'_, '_> {
             }
         }
         self.loads.borrow_mut().clear();
+        self.gathers.borrow_mut().clear();
         self.prefetched.borrow_mut().clear();
         self.plan_phases(value);
         let ty = rust_type(value.ty);
@@ -816,8 +825,20 @@ impl Lanes<'_, '_> {
                 if let Some(name) = self.vector_load(e, *source, args) {
                     return Ok(quote!(#name));
                 }
+                if let Some((.., name)) = self
+                    .gathers
+                    .borrow()
+                    .iter()
+                    .find(|(s, a, _)| s == source && a.as_slice() == args.as_slice())
+                {
+                    return Ok(name.clone());
+                }
                 if let Some(gather) = self.gather(*source, args)? {
-                    return bind(gather);
+                    let name = bind(gather)?;
+                    self.gathers
+                        .borrow_mut()
+                        .push((*source, args.clone(), name.clone()));
+                    return Ok(name);
                 }
             }
             ExprKind::LetVar(id) => {
@@ -858,8 +879,11 @@ impl Lanes<'_, '_> {
                 let cond = uni(c);
                 let arm = |x: &Expr| -> R<TokenStream> {
                     let outer = std::mem::take(&mut *self.loads.borrow_mut());
+                    let gathers = self.gathers.borrow().clone();
                     let v = self.vec(x);
                     let loads = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
+                    // What the arm binds is not visible after it.
+                    *self.gathers.borrow_mut() = gathers;
                     let v = v?;
                     Ok(quote!({ #(#loads)* #v }))
                 };
