@@ -534,8 +534,8 @@ fn affine_var(text: &str) -> Option<usize> {
 /// (the most a func has; rarely, since it multiplies the points computed).
 fn dims_of(rng: &mut Rng) -> usize {
     match rng.below(100) {
-        0..5 => 4,
-        5..15 => 3,
+        0..4 => 4,
+        4..12 => 3,
         _ => 2,
     }
 }
@@ -611,14 +611,23 @@ impl<'r> Generator<'r> {
 
     /// Which dimensions of a func whose pure definition is `e` have a
     /// natural extent: those of a pure variable some read of `e` takes
-    /// (affinely) at a coordinate where its source has one. Members of the
-    /// family being defined count for nothing, which never overclaims.
+    /// (affinely) at a coordinate where its source has one. Only reads that
+    /// the compiler's constant folding cannot drop count: not those in a
+    /// conditional (its condition may fold to a constant) or a comparison
+    /// (`a == a` folds), nor in a `let` (which may go unused); nor members of
+    /// the family being defined. That never overclaims.
     fn natural_extents(&self, e: &Expr) -> [bool; 4] {
         let mut extents = [false; 4];
         let mut stack = vec![e];
         while let Some(e) = stack.pop() {
-            if let Kind::Read(src, coords) = &e.kind {
-                if !matches!(src, Src::Member(_)) {
+            match &e.kind {
+                Kind::If(..) | Kind::Call("select", _) => continue,
+                Kind::Binary(op, ..) if ["==", "!=", "<", "<=", ">", ">="].contains(op) => continue,
+                Kind::Block(_, value) => {
+                    stack.push(value);
+                    continue;
+                }
+                Kind::Read(src, coords) if !matches!(src, Src::Member(_)) => {
                     let source = self.info(*src).extents;
                     for (k, c) in coords.iter().enumerate() {
                         if let Kind::Leaf(text) = &c.kind {
@@ -628,6 +637,7 @@ impl<'r> Generator<'r> {
                         }
                     }
                 }
+                _ => {}
             }
             stack.extend(e.children());
         }
@@ -705,7 +715,7 @@ impl<'r> Generator<'r> {
         } else {
             *self.rng.pick(&Type::ELEMENTS)
         };
-        let value = if self.rng.chance(15) {
+        let value = if self.rng.chance(10) {
             self.block(ty, 2)
         } else {
             self.expr(ty, 3)
@@ -789,10 +799,19 @@ impl<'r> Generator<'r> {
         }
         let j = *self.rng.pick(&sources);
         let info = self.infos[j];
+        // Mostly `clamp_edge` and `constant`, whose source region follows
+        // the coordinates; `mirror`, `mirror_interior` and `wrap` need the
+        // func over its whole natural extent, at every point of a
+        // `compute_at`, which makes trials slow.
+        let k = match self.rng.below(10) {
+            0..=3 => 0,
+            4..=6 => 4,
+            r => r - 6,
+        };
         let mode = if info.ty == Type::Bool {
-            *self.rng.pick(&BOOL_BOUNDARIES)
+            BOOL_BOUNDARIES[k]
         } else {
-            *self.rng.pick(&BOUNDARIES)
+            BOUNDARIES[k]
         };
         Some(Func {
             dims: info.dims,
@@ -1116,7 +1135,7 @@ impl<'r> Generator<'r> {
                     kind: Kind::Fold(f, Box::new(term)),
                 }
             }
-            11 => self.block(ty, d),
+            11 if self.rng.chance(50) => self.block(ty, d),
             _ => self.leaf(ty),
         }
     }
