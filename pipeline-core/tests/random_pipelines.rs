@@ -528,6 +528,14 @@ fn random_pipelines_compiled_agree_with_the_interpreter() {
             made.push((seed, program, schedule));
         }
     }
+    if cases.is_empty() && replay_seed().is_some() {
+        // The replayed pipeline fails in the executor (the other test says
+        // how) or has a bool func: nothing to compile.
+        println!(
+            "the replayed random pipeline is not compiled ({with_bool_funcs} with a bool func)"
+        );
+        return;
+    }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("random-pipelines");
     match run_compiled(&dir, &cases) {
         Ok(compared) => {
