@@ -249,7 +249,8 @@ impl Expr {
 }
 
 /// An update of a func: `lhs op= value;`, inside `for {rdom} { .. }` when
-/// `rdom` (such as `r in rdom(1..16)`) is given. `lhs` may fix some
+/// `rdom` is given: a reduction domain (`r in rdom(1..16)`) or a
+/// compile-time loop (`l in 0..3`), which repeats the update. `lhs` may fix some
 /// coordinates to constants (`9, y`): the update then runs at those points
 /// only.
 #[derive(Clone)]
@@ -469,6 +470,9 @@ pub struct Generator<'r> {
     /// The constants that stand for the pure variables in the value of an
     /// update at a constant point (`f(9, y) = ...`), dimension by dimension.
     point: [Option<i64>; 4],
+    /// The dimension whose constant moves with `l` in such an update inside
+    /// a compile-time loop (`f(9 + l, y) = ...`).
+    stepped: Option<usize>,
     /// The names a block binds (`let a3 = ...;`) in scope, with their types.
     lets: Vec<(String, Type)>,
     /// How many names blocks have bound, so that every name is new.
@@ -559,6 +563,7 @@ impl<'r> Generator<'r> {
             in_loop: false,
             bounded_reads: false,
             point: [None; 4],
+            stepped: None,
             lets: vec![],
             bound: 0,
         };
@@ -700,6 +705,7 @@ impl<'r> Generator<'r> {
     /// constant point.
     fn var(&self, d: usize) -> String {
         match self.point[d] {
+            Some(v) if self.stepped == Some(d) => format!("({v} + l)"),
             Some(v) => v.to_string(),
             None => VARS[d].to_string(),
         }
@@ -751,26 +757,46 @@ impl<'r> Generator<'r> {
     }
 
     /// An update at a constant point in some dimensions (at least one) and
-    /// at every point in the others, such as `f(9, y) += ...`: the constants
-    /// lie inside every output region (see [`EXTENTS`]), so that its value
-    /// reads inputs directly only where a read at the point may.
+    /// at every point in the others, such as `f(9, y) += ...`, sometimes
+    /// repeated by a compile-time loop along one of them (`for l in 0..3 {
+    /// f(9 + l, y) += ...; }`, the value may use `l`): the constants lie
+    /// inside every output region (see [`EXTENTS`]), so that its value reads
+    /// inputs directly only where a read at the point may.
     fn point_update(&mut self, ty: Type, ops: &[&'static str]) -> Update {
         let fixed = self.rng.below(self.dims);
+        let count = if self.rng.chance(30) {
+            (2 + self.rng.below(2)).min(EXTENTS[fixed])
+        } else {
+            1
+        };
         let mut point = [None; 4];
         for (d, p) in point.iter_mut().enumerate().take(self.dims) {
-            if d == fixed || self.rng.chance(40) {
+            if d == fixed {
+                // Room for the loop's steps.
+                *p = Some(MARGINS[d] + self.rng.below(EXTENTS[d] - count + 1) as i64);
+            } else if self.rng.chance(40) {
                 *p = Some(MARGINS[d] + self.rng.below(EXTENTS[d]) as i64);
             }
         }
         self.point = point;
+        let looped = count > 1;
+        if looped {
+            self.stepped = Some(fixed);
+            self.in_loop = true;
+        }
         let value = self.expr(ty, 2);
-        self.point = [None; 4];
-        let op = *self.rng.pick(ops);
         let lhs: Vec<String> = (0..self.dims)
-            .map(|d| point[d].map_or(VARS[d].to_string(), |v| v.to_string()))
+            .map(|d| match point[d] {
+                Some(_) => self.var(d),
+                None => VARS[d].to_string(),
+            })
             .collect();
+        self.point = [None; 4];
+        self.stepped = None;
+        self.in_loop = false;
+        let op = *self.rng.pick(ops);
         Update {
-            rdom: None,
+            rdom: looped.then(|| format!("l in 0..{count}")),
             lhs: lhs.join(", "),
             op,
             value,
