@@ -150,6 +150,10 @@ pub fn random_schedule(source: &str, name: &str, p: &Pipeline, rng: &mut Rng) ->
         // parallel loop that would race, is rejected).
         for k in 0..func.updates.len() {
             let mut names: Vec<String> = update_vars(p, f, k).into_iter().map(|(n, _)| n).collect();
+            if names.is_empty() {
+                // An update at one constant point has no loop to schedule.
+                continue;
+            }
             for _ in 0..rng.below(4) {
                 fresh += 1;
                 let factor = *rng.pick(&[2, 3, 4, 8]);
