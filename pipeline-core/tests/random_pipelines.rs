@@ -10,8 +10,7 @@
 //! (`pipeline_core::exec`) and compared with the reference interpreter, bit
 //! for bit; and a bounded number of them expanded by
 //! the macro into one generated crate, run at every instruction-set level
-//! (except, for now, those with a `bool` func: see
-//! `a_bool_func_computed_at_root_compiles`).
+//! (`bool` funcs included: see `a_bool_func_computed_at_root_compiles`).
 //!
 //! A failure prints its seed and the pipeline and schedule in DSL syntax,
 //! minimized (funcs, outputs, updates, subexpressions and directives removed
@@ -506,21 +505,12 @@ fn random_pipelines_compiled_agree_with_the_interpreter() {
     };
     let mut cases = Vec::new();
     let mut made = Vec::new();
-    let mut with_bool_funcs = 0;
     for &seed in &seeds {
         // A pipeline the executor fails on is the other test's report.
         let Ok((program, schedule)) = generate(seed) else {
             continue;
         };
         if evaluate(&program.source(), &schedule, seed).is_err() {
-            continue;
-        }
-        if program.has_bool_func() {
-            // Known bug: a `bool` func computed into a buffer does not
-            // compile (`bool` is no `pipeline::Element`), see
-            // `a_bool_func_computed_at_root_compiles`; the executor trials
-            // still run them.
-            with_bool_funcs += 1;
             continue;
         }
         if let Some(c) = case(&program, &schedule, seed) {
@@ -530,18 +520,15 @@ fn random_pipelines_compiled_agree_with_the_interpreter() {
     }
     if cases.is_empty() && replay_seed().is_some() {
         // The replayed pipeline fails in the executor (the other test says
-        // how) or has a bool func: nothing to compile.
-        println!(
-            "the replayed random pipeline is not compiled ({with_bool_funcs} with a bool func)"
-        );
+        // how): nothing to compile.
+        println!("the replayed random pipeline is not compiled");
         return;
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("random-pipelines");
     match run_compiled(&dir, &cases) {
         Ok(compared) => {
             println!(
-                "{compared} runs of {} compiled random pipelines compared \
-                 ({with_bool_funcs} with a bool func left out)",
+                "{compared} runs of {} compiled random pipelines compared",
                 cases.len()
             );
             assert!(compared > 0);
@@ -643,13 +630,11 @@ fn random(in0: Image<u32, 3>, in1: Image<u16, 2>, p0: i8) -> Image<i32, 2> {
 }
 
 /// Seed 4294967296, minimized through the macro: a `bool` func computed
-/// into a buffer (here at root; any placement but `compute_inline`) makes
-/// code that does not compile: ``the trait bound `bool: pipeline::Element`
+/// into a buffer (here at root; any placement but `compute_inline`) made
+/// code that did not compile: ``the trait bound `bool: pipeline::Element`
 /// is not satisfied`` for `pipeline::rt::alloc` and `pipeline::rt::Scratch<bool,
-/// 2>`. The executor agrees with the interpreter. Not fixed yet: the compiled
-/// test leaves pipelines with a `bool` func out.
+/// 2>`. Such buffers now hold bytes of 0 or 1.
 #[test]
-#[ignore = "known bug: a bool func computed into a buffer does not compile"]
 fn a_bool_func_computed_at_root_compiles() {
     let source = "fn random(in0: Image<u8, 2>) -> Image<u8, 2> {
     f0(x, y) = in0(x, y) < 9u8;
@@ -657,24 +642,29 @@ fn a_bool_func_computed_at_root_compiles() {
     f1
 }
 ";
-    let schedule = "schedule random {
-    f0.compute_root();
-}
-";
-    replay(source, schedule);
-    let program = pipeline_core::pipeline_from_source(source, NAME).unwrap();
-    let (inputs, outputs) = images(&program, 18, 11, &mut Rng(1));
-    let case = Case {
-        name: NAME.into(),
-        source: source.into(),
-        schedule: schedule.into(),
-        params: params_of(&program),
-        pipeline: program,
-        inputs,
-        outputs,
-    };
+    // At root; and vectorized, its stores then a scalar loop and its
+    // consumer's loads lane by lane.
+    let schedules = [
+        "schedule random {\n    f0.compute_root();\n}\n",
+        "schedule random {\n    f0.compute_root().vectorize(x, 8);\n    f1.vectorize(x, 16);\n}\n",
+    ];
+    let mut cases = Vec::new();
+    for schedule in schedules {
+        replay(source, schedule);
+        let program = pipeline_core::pipeline_from_source(source, NAME).unwrap();
+        let (inputs, outputs) = images(&program, 18, 11, &mut Rng(1));
+        cases.push(Case {
+            name: NAME.into(),
+            source: source.into(),
+            schedule: schedule.into(),
+            params: params_of(&program),
+            pipeline: program,
+            inputs,
+            outputs,
+        });
+    }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("random-pipelines-bool-func");
-    if let Err((_, message)) = run_compiled(&dir, &[case]) {
+    if let Err((_, message)) = run_compiled(&dir, &cases) {
         panic!("{message}");
     }
 }

@@ -48,6 +48,32 @@ pub(crate) fn rust_type(t: Type) -> TokenStream {
     quote!(#id)
 }
 
+/// The element type of a func's buffer: its own, but for `bool`, which is
+/// stored as a byte of 0 or 1 (`bool` is no `pipeline::Element`: not every
+/// byte is a `bool`).
+pub(super) fn buffer_type(t: Type) -> TokenStream {
+    match t {
+        Type::Bool => quote!(u8),
+        _ => rust_type(t),
+    }
+}
+
+/// `value`, of type `t`, as its func's buffer stores it.
+pub(super) fn to_buffer(t: Type, value: TokenStream) -> TokenStream {
+    match t {
+        Type::Bool => quote!(((#value) as u8)),
+        _ => value,
+    }
+}
+
+/// `value`, read from a buffer of type `t`'s func, as a `t`.
+pub(super) fn from_buffer(t: Type, value: TokenStream) -> TokenStream {
+    match t {
+        Type::Bool => quote!((#value != 0u8)),
+        _ => value,
+    }
+}
+
 pub(super) fn int_lit(t: Type, v: i128) -> TokenStream {
     let lit = match t {
         Type::Bool => return if v != 0 { quote!(true) } else { quote!(false) },
@@ -98,7 +124,7 @@ pub(super) fn float_lit(t: Type, v: f64) -> TokenStream {
 }
 
 pub(super) struct Gen<'a> {
-    p: &'a Pipeline,
+    pub(super) p: &'a Pipeline,
     b: &'a BoundsProgram,
     /// Every value a loop body may read: syms, params, inputs and the reader
     /// views of funcs computed so far (grows as code is generated, and
@@ -481,7 +507,8 @@ impl Gen<'_> {
                 // the coordinate inside the region the entry checked for an
                 // input, or allocated for a func; debug builds check it.
                 // The coordinate is computed outside the unsafe block.
-                quote!({ let __c = #c; unsafe { #view.#load(__c) } })
+                let value = quote!({ let __c = #c; unsafe { #view.#load(__c) } });
+                from_buffer(e.ty, value)
             }
             ExprKind::Boundary {
                 mode,
@@ -511,7 +538,7 @@ impl Gen<'_> {
             } => {
                 self.folds.borrow_mut().insert(*func, fold.clone());
                 let f = &self.p.funcs[*func];
-                let ty = rust_type(f.ty);
+                let ty = buffer_type(f.ty);
                 let n = Literal::usize_unsuffixed(f.dims());
                 let name = &f.name;
                 let pipeline = &self.p.name;
@@ -699,6 +726,7 @@ impl Gen<'_> {
                 } else {
                     quote!(store_unit)
                 };
+                let v = to_buffer(self.p.funcs[*func].ty, v);
                 quote!({ let __c = #c; let __v = #v; unsafe { #w.#store(__c, __v) } })
             }
             Stmt::If { cond, body } => {

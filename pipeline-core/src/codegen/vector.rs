@@ -365,6 +365,10 @@ impl Lanes<'_, '_> {
         value: &Expr,
     ) -> R<TokenStream> {
         self.stage.set((Some(func), update));
+        if self.g.p.funcs[func].ty == Type::Bool {
+            // Stored as bytes (`rust::buffer_type`): a scalar loop.
+            return Err(Scalar);
+        }
         let folds = self
             .g
             .folds
@@ -833,7 +837,9 @@ impl Lanes<'_, '_> {
                 {
                     return Ok(name.clone());
                 }
-                if let Some(gather) = self.gather(*source, args)? {
+                if e.ty == Type::Bool {
+                    // Stored as bytes: the lane loop below converts them.
+                } else if let Some(gather) = self.gather(*source, args)? {
                     let name = bind(gather)?;
                     self.gathers
                         .borrow_mut()
@@ -1042,7 +1048,8 @@ impl Lanes<'_, '_> {
             Source::Func(g) if !self.g.writes_caller_output(g) => quote!(load_unit),
             _ => quote!(load),
         };
-        Ok(quote!({ let __c = [#(#c),*]; unsafe { #view.#load(__c) } }))
+        let value = quote!({ let __c = [#(#c),*]; unsafe { #view.#load(__c) } });
+        Ok(super::rust::from_buffer(e.ty, value))
     }
 
     /// A load evaluated in every lane at coordinates that vary otherwise
@@ -1272,6 +1279,10 @@ impl Lanes<'_, '_> {
     /// bound to an array before the lanes, when its first coordinate is a
     /// ramp (not folded) and the others are uniform.
     fn vector_load(&self, e: &Expr, source: Source, args: &[Expr]) -> Option<Ident> {
+        if e.ty == Type::Bool {
+            // A `bool` func's buffer holds bytes: loaded lane by lane.
+            return None;
+        }
         if let Some(name) = self.phase_load(e) {
             return Some(name);
         }

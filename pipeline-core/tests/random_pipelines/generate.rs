@@ -304,15 +304,6 @@ pub struct Program {
 const VARS: [&str; 4] = ["x", "y", "c", "w"];
 
 impl Program {
-    /// Whether a func the outputs need is a `bool` func.
-    pub fn has_bool_func(&self) -> bool {
-        let live = self.live();
-        self.funcs
-            .iter()
-            .zip(live)
-            .any(|(f, live)| live && f.ty == Type::Bool)
-    }
-
     /// The funcs the outputs need, directly or not.
     fn live(&self) -> Vec<bool> {
         let mut live = vec![false; self.funcs.len()];
