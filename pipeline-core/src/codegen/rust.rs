@@ -230,6 +230,42 @@ impl Gen<'_> {
         self.p.outputs.contains(&f) && writes_output_directly(self.p, f)
     }
 
+    /// The load of one element of type `ty` at coordinates `c` (an
+    /// `[i64; N]` expression) from `view`, the view of `source`: a func's
+    /// own buffer has stride 1 in dimension 0 (`load_unit`) and holds a
+    /// `bool` as a byte.
+    pub(super) fn element_load(
+        &self,
+        source: Source,
+        ty: Type,
+        view: &Ident,
+        c: TokenStream,
+    ) -> TokenStream {
+        let load = match source {
+            Source::Func(g) if !self.writes_caller_output(g) => quote!(load_unit),
+            _ => quote!(load),
+        };
+        // SAFETY (of the generated block): bounds inference proved the
+        // coordinate inside the region the entry checked for an input, or
+        // allocated for a func; debug builds check it. The coordinate is
+        // computed outside the unsafe block.
+        from_buffer(ty, quote!({ let __c = #c; unsafe { #view.#load(__c) } }))
+    }
+
+    /// The store of `v` (bound to `__v`, already as the buffer holds it) at
+    /// `__c` through writer `w` of func `f`: at stride 1 in dimension 0
+    /// into a buffer of its own (`store_unit`).
+    pub(super) fn element_store(&self, f: FuncId, w: &Ident) -> TokenStream {
+        // SAFETY (of the generated block): every store lies in the region
+        // allocated for its func (loop synthesis guarantees it); debug
+        // builds check it.
+        if self.writes_caller_output(f) {
+            quote!(unsafe { #w.store(__c, __v) })
+        } else {
+            quote!(unsafe { #w.store_unit(__c, __v) })
+        }
+    }
+
     /// The coordinates of a load or store of func `of` (None: an input),
     /// inside the stage `k` of func `f`; folded dimensions wrap.
     fn coords(
@@ -498,17 +534,7 @@ impl Gen<'_> {
                     Source::Func(g) if Some(*g) == f => self.writer(*g),
                     Source::Func(g) => format_ident!("__r{}", g),
                 };
-                // A func's own buffer has stride 1 in dimension 0.
-                let load = match source {
-                    Source::Func(g) if !self.writes_caller_output(*g) => quote!(load_unit),
-                    _ => quote!(load),
-                };
-                // SAFETY (of the generated block): bounds inference proved
-                // the coordinate inside the region the entry checked for an
-                // input, or allocated for a func; debug builds check it.
-                // The coordinate is computed outside the unsafe block.
-                let value = quote!({ let __c = #c; unsafe { #view.#load(__c) } });
-                from_buffer(e.ty, value)
+                self.element_load(*source, e.ty, &view, c)
             }
             ExprKind::Boundary {
                 mode,
@@ -668,25 +694,11 @@ impl Gen<'_> {
                         let d = Literal::usize_unsuffixed(slab.dim);
                         let start = self.expr(&slab.start, None, None);
                         let step = Literal::i64_suffixed(slab.step);
-                        // Copies of everything the body reads (enclosing
-                        // loops' variables and coordinates included), as
-                        // locals: the closure captures by reference, and LLVM
-                        // cannot keep values behind a reference in registers
-                        // across the stores through the writer's raw pointer
-                        // (the unsharp mask reloaded its channel from the
-                        // stack in every vector iteration).
-                        // Not the reader of the func written (an update
-                        // reads it through its writer).
-                        let own = format_ident!("__r{}", slab.func);
-                        let used = idents_in(&inner);
-                        let copies: Vec<Ident> = self
-                            .readable
-                            .borrow()
-                            .iter()
-                            .filter(|c| **c != own && used.contains(*c))
-                            .cloned()
-                            .collect();
-                        let locals = quote!(#(let #copies = #copies;)*);
+                        // Copies of what the body reads (enclosing loops'
+                        // variables and coordinates included): the unsharp
+                        // mask reloaded its channel from the stack in every
+                        // vector iteration through the captured reference.
+                        let locals = local_copies(&self.readable.borrow(), &inner, slab.func);
                         quote! {
                             ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
                                 #locals
@@ -717,17 +729,12 @@ impl Gen<'_> {
             } => {
                 let w = self.writer(*func);
                 let c = self.coords(args, Some(*func), Some(*func), *update);
-                let v = self.expr(value, Some(*func), *update);
-                // SAFETY (of the generated block): every store lies in the
-                // region allocated for its func (loop synthesis guarantees
-                // it); debug builds check it.
-                let store = if self.writes_caller_output(*func) {
-                    quote!(store)
-                } else {
-                    quote!(store_unit)
-                };
-                let v = to_buffer(self.p.funcs[*func].ty, v);
-                quote!({ let __c = #c; let __v = #v; unsafe { #w.#store(__c, __v) } })
+                let v = to_buffer(
+                    self.p.funcs[*func].ty,
+                    self.expr(value, Some(*func), *update),
+                );
+                let store = self.element_store(*func, &w);
+                quote!({ let __c = #c; let __v = #v; #store })
             }
             Stmt::If { cond, body } => {
                 let c = self.expr(cond, None, None);
@@ -845,15 +852,14 @@ impl Gen<'_> {
         }
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
-        let top = self.loop_depth.get() == 0;
         // The values a stage at the top level reads, as they are before it.
-        let outer: Vec<Ident> = self.readable.borrow().clone();
+        let outer = (self.loop_depth.get() == 0).then(|| self.readable.borrow().clone());
         self.open_stages.borrow_mut().push(f);
         let mut code = self.stmt(s);
         self.open_stages.borrow_mut().pop();
         self.readable.borrow_mut().truncate(scope);
         let w = self.writer(f);
-        if top {
+        if let Some(outer) = outer {
             code = outline(&code, &w, &outer, f);
         }
         if w != format_ident!("__w{}", f) {
@@ -895,17 +901,27 @@ impl Gen<'_> {
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
 fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> TokenStream {
-    let own = format_ident!("__r{}", f);
-    let used = idents_in(code);
-    let copies = readable.iter().filter(|c| **c != own && used.contains(*c));
+    let locals = local_copies(readable, code, f);
     quote! {
         ::pipeline::rt::outline(|| {
             let mut #w = #w.reborrow();
-            #(let #copies = #copies;)*
+            #locals
             #code
             ::core::result::Result::Ok(())
         })?;
     }
+}
+
+/// Local copies, for a closure whose body is `code` and which writes func
+/// `f`, of the values of `readable` that the body names, but for `f`'s
+/// reader (the body reads `f` through its writer). The closure captures by
+/// reference, and LLVM cannot keep values behind a reference in registers
+/// across the stores through the writer's raw pointer.
+fn local_copies(readable: &[Ident], code: &TokenStream, f: FuncId) -> TokenStream {
+    let own = format_ident!("__r{}", f);
+    let used = idents_in(code);
+    let copies = readable.iter().filter(|c| **c != own && used.contains(*c));
+    quote!(#(let #copies = #copies;)*)
 }
 
 /// The identifiers in `code`, at any depth: a closure copies only the

@@ -453,17 +453,13 @@ impl Lanes<'_, '_> {
             })
             .collect::<R<Vec<TokenStream>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
-        let store = if self.g.writes_caller_output(func) {
-            quote!(store)
-        } else {
-            quote!(store_unit)
-        };
+        let store = self.g.element_store(func, &writer);
         Ok(quote! {{
             #(#loads)*
             for __i in 0..#w {
                 let __v: #ty = #v;
                 let __c = [#(#c),*];
-                unsafe { #writer.#store(__c, __v) }
+                #store
             }
         }})
     }
@@ -837,9 +833,7 @@ impl Lanes<'_, '_> {
                 {
                     return Ok(name.clone());
                 }
-                if e.ty == Type::Bool {
-                    // Stored as bytes: the lane loop below converts them.
-                } else if let Some(gather) = self.gather(*source, args)? {
+                if let Some(gather) = self.gather(e, *source, args)? {
                     let name = bind(gather)?;
                     self.gathers
                         .borrow_mut()
@@ -1043,23 +1037,19 @@ impl Lanes<'_, '_> {
                 ))
             })
             .collect::<R<Vec<TokenStream>>>()?;
-        // A func's own buffer has stride 1 in dimension 0.
-        let load = match source {
-            Source::Func(g) if !self.g.writes_caller_output(g) => quote!(load_unit),
-            _ => quote!(load),
-        };
-        let value = quote!({ let __c = [#(#c),*]; unsafe { #view.#load(__c) } });
-        Ok(super::rust::from_buffer(e.ty, value))
+        Ok(self.g.element_load(source, e.ty, &view, quote!([#(#c),*])))
     }
 
     /// A load evaluated in every lane at coordinates that vary otherwise
     /// than `vector_load` reads: the lanes' offsets computed as vectors
     /// and read by the level's gather (`View::gather`), instead of each
     /// lane's coordinates and offset in scalar code. `None` for folded
-    /// storage and for the buffer being written (read through its writer).
-    fn gather(&self, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+    /// storage, for the buffer being written (read through its writer) and
+    /// for a `bool` func's bytes (the lane loop converts them).
+    fn gather(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
         let (view, own) = self.view(source);
         if own
+            || e.ty == Type::Bool
             || self.folds(source).iter().any(Option::is_some)
             || args.iter().any(|a| a.ty != Type::I32)
         {
