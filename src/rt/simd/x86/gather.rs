@@ -144,11 +144,10 @@ unsafe fn gather<L: Gathers, T: Copy + Default, const N: usize>(
 macro_rules! gathers {
     ($($level:ident)*) => {$(
         gathers!(@types $level; u32 i32 f32 u64 i64 f64);
-        impl Gather<u8> for $level {}
-        impl Gather<i8> for $level {}
-        impl Gather<u16> for $level {}
-        impl Gather<i16> for $level {}
+        gathers!(@lanes $level; u8 i8 u16 i16);
     )*};
+    // The default load per lane.
+    (@lanes $level:ident; $($t:ident)*) => {$( impl Gather<$t> for $level {} )*};
     (@types $level:ident; $($t:ident)*) => {$(
         impl Gather<$t> for $level {
             #[cfg_attr(not(debug_assertions), inline(always))]
@@ -161,14 +160,4 @@ macro_rules! gathers {
     )*};
 }
 gathers!(Avx2 Avx512 Avx512Vbmi);
-
-impl Gather<u8> for Sse41 {}
-impl Gather<i8> for Sse41 {}
-impl Gather<u16> for Sse41 {}
-impl Gather<i16> for Sse41 {}
-impl Gather<u32> for Sse41 {}
-impl Gather<i32> for Sse41 {}
-impl Gather<f32> for Sse41 {}
-impl Gather<u64> for Sse41 {}
-impl Gather<i64> for Sse41 {}
-impl Gather<f64> for Sse41 {}
+gathers!(@lanes Sse41; u8 i8 u16 i16 u32 i32 f32 u64 i64 f64);
