@@ -648,8 +648,16 @@ fn a_bool_func_computed_at_root_compiles() {
         "schedule random {\n    f0.compute_root();\n}\n",
         "schedule random {\n    f0.compute_root().vectorize(x, 8);\n    f1.vectorize(x, 16);\n}\n",
     ];
+    replay_compiled("random-pipelines-bool-func", source, &schedules);
+}
+
+/// A regression pipeline under each of `schedules`: through the executor
+/// ([`replay`]), then compiled by the macro into crate `dir`, every schedule
+/// its own case, run at every instruction-set level against the
+/// interpreter.
+fn replay_compiled(dir: &str, source: &str, schedules: &[&str]) {
     let mut cases = Vec::new();
-    for schedule in schedules {
+    for &schedule in schedules {
         replay(source, schedule);
         let program = pipeline_core::pipeline_from_source(source, NAME).unwrap();
         let (inputs, outputs) = images(&program, 18, 11, &mut Rng(1));
@@ -663,7 +671,7 @@ fn a_bool_func_computed_at_root_compiles() {
             outputs,
         });
     }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("random-pipelines-bool-func");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
     if let Err((_, message)) = run_compiled(&dir, &cases) {
         panic!("{message}");
     }
@@ -684,20 +692,5 @@ fn vectorized_split_of_a_fold_compiles() {
     f0.split(y, yo10, yi10, 16).reorder(yo10, x, yi10).vectorize(yo10, 5);
 }
 ";
-    replay(source, schedule);
-    let program = pipeline_core::pipeline_from_source(source, NAME).unwrap();
-    let (inputs, outputs) = images(&program, 18, 11, &mut Rng(1));
-    let case = Case {
-        name: NAME.into(),
-        source: source.into(),
-        schedule: schedule.into(),
-        params: params_of(&program),
-        pipeline: program,
-        inputs,
-        outputs,
-    };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("random-pipelines-regression");
-    if let Err((_, message)) = run_compiled(&dir, &[case]) {
-        panic!("{message}");
-    }
+    replay_compiled("random-pipelines-regression", source, &[schedule]);
 }
