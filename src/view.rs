@@ -329,21 +329,45 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         I: crate::rt::simd::Gather<T> + crate::rt::simd::Arith<i32>,
     {
         #[cfg(debug_assertions)]
-        (0..W).for_each(|i| {
-            let at = core::array::from_fn(|d| c[d][i] as i64);
-            debug_assert!(
-                contains_coord(&at, &self.origin, &self.shape),
-                "coordinate {at:?} is outside the view's region {}",
-                self.region()
-            );
-        });
-        debug_assert!(!dense0 || N == 0 || self.strides[0] == 1 || self.shape[0] <= 1);
+        self.check_lanes(&c, dense0);
         if self.len > i32::MAX as usize {
             // SAFETY: the caller keeps every lane inside the view.
             return core::array::from_fn(|i| unsafe {
                 self.load(core::array::from_fn(|d| c[d][i] as i64))
             });
         }
+        let offset = self.offsets_i32(isa, &c, dense0);
+        // SAFETY: each lane's offset is that of an element inside the view,
+        // below `len` (the caller's promise), readable for the view's
+        // lifetime.
+        unsafe { isa.gather(self.ptr, offset) }
+    }
+
+    /// Debug builds' check of the lanes of a gather or of tap offsets:
+    /// each inside the view, and dimension 0 dense if `dense0`.
+    #[cfg(debug_assertions)]
+    #[track_caller]
+    fn check_lanes<const W: usize>(&self, c: &[[i32; W]; N], dense0: bool) {
+        for i in 0..W {
+            let at = core::array::from_fn(|d| c[d][i] as i64);
+            assert!(
+                contains_coord(&at, &self.origin, &self.shape),
+                "coordinate {at:?} is outside the view's region {}",
+                self.region()
+            );
+        }
+        assert!(!dense0 || N == 0 || self.strides[0] == 1 || self.shape[0] <= 1);
+    }
+
+    /// The offsets of the elements at the lanes' coordinates `c`, as
+    /// vectors of `i32`, for a view of at most `i32::MAX` elements whose
+    /// lanes are all inside it (and whose dimension 0 has stride 1 if
+    /// `dense0`).
+    #[inline(always)]
+    fn offsets_i32<I, const W: usize>(&self, isa: I, c: &[[i32; W]; N], dense0: bool) -> [i32; W]
+    where
+        I: crate::rt::simd::Arith<i32>,
+    {
         // Every in-range offset, and each dimension's part of it, lies in
         // `[0, len)`, so fits `i32`; a stride that does not fit belongs to a
         // dimension of extent 1, whose part is 0 whatever the wrapped
@@ -358,10 +382,82 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
             };
             offset = if d == 0 { part } else { isa.add(offset, part) };
         }
-        // SAFETY: each lane's offset is that of an element inside the view,
-        // below `len` (the caller's promise), readable for the view's
-        // lifetime.
-        unsafe { isa.gather(self.ptr, offset) }
+        offset
+    }
+
+    /// The offsets of the elements at the lanes' coordinates `c`, for
+    /// vectorized generated code that reads a group of loads ("taps")
+    /// whose coordinates differ from `c` by constants: the offsets are
+    /// computed once, as vectors where they fit `i32`, and
+    /// [`View::taps`] reads each tap at them plus its
+    /// [`View::tap_delta`]. A trilinear interpolation reads its 8 taps
+    /// this way with scalar loads from one set of offsets, where a gather
+    /// a tap would recompute them 8 times (and gathers are slow on some
+    /// processors).
+    ///
+    /// # Safety
+    ///
+    /// Every lane's coordinate must be inside the view's region, and if
+    /// `dense0`, dimension 0 must have stride 1.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn tap_offsets<I, const W: usize>(
+        &self,
+        isa: I,
+        c: [[i32; W]; N],
+        dense0: bool,
+    ) -> [isize; W]
+    where
+        I: crate::rt::simd::Arith<i32>,
+    {
+        #[cfg(debug_assertions)]
+        self.check_lanes(&c, dense0);
+        if self.len > i32::MAX as usize {
+            return core::array::from_fn(|i| {
+                let rel = core::array::from_fn(|d| {
+                    (c[d][i] as i64).wrapping_sub(self.origin[d]) as usize
+                });
+                offset_of(rel, &self.strides) as isize
+            });
+        }
+        let offset = self.offsets_i32(isa, &c, dense0);
+        core::array::from_fn(|i| offset[i] as isize)
+    }
+
+    /// How far in elements a tap at coordinates `k` (per dimension) from
+    /// those of [`View::tap_offsets`] lies from them: `sum k[d]
+    /// strides[d]`, wrapping (only its sum with an in-range offset is
+    /// used).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn tap_delta(&self, k: [i64; N]) -> isize {
+        (0..N).fold(0isize, |acc, d| {
+            acc.wrapping_add((k[d] as isize).wrapping_mul(self.strides[d] as isize))
+        })
+    }
+
+    /// `W` elements, lane `i` at offset `offsets[i] + delta`: one tap of
+    /// a group ([`View::tap_offsets`]), a scalar load a lane.
+    ///
+    /// # Safety
+    ///
+    /// Every lane's offset must be that of an element inside the view: the
+    /// tap's own coordinates inside its region.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn taps<const W: usize>(&self, offsets: &[isize; W], delta: isize) -> [T; W] {
+        core::array::from_fn(|i| {
+            let at = offsets[i].wrapping_add(delta);
+            debug_assert!(
+                (0..self.len as isize).contains(&at),
+                "tap offset {at} is outside the view's {} elements",
+                self.len
+            );
+            // SAFETY: the caller keeps every lane inside the view.
+            unsafe { self.read(at as usize) }
+        })
     }
 
     /// Hints the processor to fetch the element one row after global

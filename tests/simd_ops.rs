@@ -881,9 +881,10 @@ fn gathers_read_each_lane_at_its_offset() {
     m.assert_none();
 }
 
-/// `View::gather` at level `L`: the offsets it computes from coordinates of
-/// a 3-D view at a non-zero origin, one with stride 1 in dimension 0 (told
-/// or not) and one of a crop's larger strides, match `View::load`.
+/// `View::gather` and `View::taps` at level `L`: the offsets they compute
+/// from coordinates of a 3-D view at a non-zero origin, one with stride 1
+/// in dimension 0 (told or not) and one of a crop's larger strides, match
+/// `View::load`.
 fn view_gathers<L: Gather<f32> + Arith<i32>, const N: usize>(level: L, m: &mut Mismatches) {
     let mut c = At::<N>::new::<L>(m, "f32");
     let buffer = pipeline::Buffer::<f32, 3>::from_fn([13, 7, 5], |[x, y, z]| {
@@ -919,6 +920,36 @@ fn view_gathers<L: Gather<f32> + Arith<i32>, const N: usize>(level: L, m: &mut M
         .collect();
     let g = |x: [[i32; 3]; N]| unsafe { strided.gather(level, lanes(x), false) };
     c.one("gather (strided)", &coords, g, |p| load(&strided, p));
+    // Taps: the offsets of one set of coordinates, read at constant
+    // distances from them, forwards and backwards in each dimension.
+    let inner: Vec<[i32; 3]> = (0..4 * N)
+        .map(|_| {
+            let mut r = |n: u64, lo: i32| lo + (rng.next() % n) as i32;
+            [r(11, -2), r(6, 40), r(3, 3)]
+        })
+        .collect();
+    for k in [[0, 0, 0], [1, 0, 0], [0, 1, 1], [-1, 1, -1]] {
+        let shifted = |p: [i32; 3]| std::array::from_fn(|d| p[d] + k[d]);
+        for (view, dense0, name) in [(&dense, true, "dense0"), (&dense, false, "dense")] {
+            let op = format!("taps {k:?} ({name})");
+            let t = |x: [[i32; 3]; N]| unsafe {
+                let offsets = view.tap_offsets(level, lanes(x), dense0);
+                view.taps(&offsets, view.tap_delta(k.map(i64::from)))
+            };
+            c.one(&op, &inner, t, |p| load(view, shifted(p)));
+        }
+    }
+    let inner: Vec<[i32; 3]> = coords
+        .iter()
+        .map(|p| [p[0].min(6), p[1].min(3), p[2].max(2)])
+        .collect();
+    let t = |x: [[i32; 3]; N]| unsafe {
+        let offsets = strided.tap_offsets(level, lanes(x), false);
+        strided.taps(&offsets, strided.tap_delta([1, 1, -1]))
+    };
+    c.one("taps (strided)", &inner, t, |p| {
+        load(&strided, [p[0] + 1, p[1] + 1, p[2] - 1])
+    });
 }
 
 #[test]

@@ -417,7 +417,8 @@ averages!(u16_averages(u16 => u32), v128 = 8, v512 = 32);
 
 /// Loads and stores of 1, 2, 4 and 8-byte elements: neighbours at unaligned
 /// offsets; strided reads (strides 2, 3, 4 and -1); reads at data-dependent
-/// coordinates (gathers) of an input and of a lookup table func; boundary
+/// coordinates (gathers) of an input and of a lookup table func, and at
+/// constant distances from such coordinates (taps); boundary
 /// conditions on varying and on uniform coordinates; a vectorized update.
 macro_rules! memory {
     ($group:ident($t:ident), $($width:ident = $w:tt),*) => {
@@ -433,8 +434,11 @@ macro_rules! memory {
                 neighbours(x, y) = a(x - 1, y) ^ a(x + 1, y) * 3 ^ a(x + 2, y - 1) * 5;
                 strided(x, y) = a(2 * x, y) ^ a(2 * x + 1, y) * 3 ^ a(3 * x + 2, y) * 5
                     ^ a(a.width() - 5 - x, y) * 7 ^ a(4 * x + 1, y) * 9;
-                gathered(x, y) =
-                    b(clamp(a(x, y) as i32, -2, 12), y) ^ lut(a(x, y) as u8 as i32) * 3;
+                gathered(x, y) = {
+                    let i = clamp(a(x, y) as i32, -1, 11);
+                    b(i, y) ^ lut(a(x, y) as u8 as i32) * 3 ^ b(i + 1, y + 1) * 5
+                        ^ b(i - 1, y - 1) * 7 ^ a(clamp(b(x, y) as i32, 0, 5), y) * 9
+                };
                 bordered(x, y) =
                     clamped(x - 3, y) ^ clamped(x + 40, y) * 3 ^ mirrored(x + 1, y - 4) * 5;
                 updated(x, y) = acc(x, y);

@@ -89,6 +89,32 @@ struct PhaseGroup {
     names: Option<Vec<Ident>>,
 }
 
+/// Loads of one source at coordinates that differ by constants only,
+/// read at the offsets of one of them ([`Lanes::tap`]).
+#[derive(Clone)]
+struct TapGroup {
+    source: Source,
+    /// The coordinates' non-constant parts (`None`: constant).
+    rests: Vec<Option<Expr>>,
+    /// The constants of the load whose offsets are bound.
+    base: Vec<i128>,
+    /// The array of those offsets.
+    offsets: Ident,
+}
+
+/// The gathers and tap loads bound in [`Lanes::loads`]; a scope (a
+/// `select` arm, a coordinate's lanes) saves and restores them.
+#[derive(Clone, Default)]
+struct Bound {
+    /// Gathers and tap loads by source and coordinates: `lerp(a, b, t)`
+    /// is `a + (b - a) * t`, whose `a` a trilinear interpolation reads
+    /// twice, and LLVM does not always merge two gathers of the same
+    /// lanes.
+    reads: Vec<(Source, Vec<Expr>, TokenStream)>,
+    /// The groups of taps whose offsets are bound.
+    taps: Vec<TapGroup>,
+}
+
 /// Why a loop stays scalar (not reported: the scalar loop is always right).
 struct Scalar;
 
@@ -114,11 +140,12 @@ struct Lanes<'g, 'a> {
     /// The array bound for each `Let` id whose value is computed as a
     /// vector.
     vector_lets: RefCell<HashMap<usize, Ident>>,
-    /// The gathers bound in `loads`, by source and coordinates: `lerp(a,
-    /// b, t)` is `a + (b - a) * t`, whose `a` a trilinear interpolation
-    /// reads twice, and LLVM does not always merge two gathers of the same
-    /// lanes.
-    gathers: RefCell<Vec<(Source, Vec<Expr>, TokenStream)>>,
+    /// The gathers and taps bound in `loads`.
+    gathers: RefCell<Bound>,
+    /// For each source and non-constant parts of coordinates (by their
+    /// text), how many distinct constant offsets the loads of the store
+    /// being emitted add to them: two or more are read as taps.
+    tap_counts: RefCell<HashMap<String, usize>>,
     /// The rows (view and coordinates past the first) whose next row the
     /// store being emitted prefetches.
     prefetched: RefCell<Vec<String>>,
@@ -156,6 +183,7 @@ impl Gen<'_> {
             loads: Default::default(),
             vector_lets: Default::default(),
             gathers: Default::default(),
+            tap_counts: Default::default(),
             prefetched: Default::default(),
             phase_of: Default::default(),
             phase_groups: Default::default(),
@@ -400,9 +428,10 @@ impl Lanes<'_, '_> {
             }
         }
         self.loads.borrow_mut().clear();
-        self.gathers.borrow_mut().clear();
+        *self.gathers.borrow_mut() = Bound::default();
         self.prefetched.borrow_mut().clear();
         self.plan_phases(value);
+        self.plan_taps(value);
         let ty = rust_type(value.ty);
         let w = self.lanes_lit();
         let writer = self.g.writer(func);
@@ -828,6 +857,7 @@ impl Lanes<'_, '_> {
                 if let Some((.., name)) = self
                     .gathers
                     .borrow()
+                    .reads
                     .iter()
                     .find(|(s, a, _)| s == source && a.as_slice() == args.as_slice())
                 {
@@ -837,6 +867,7 @@ impl Lanes<'_, '_> {
                     let name = bind(gather)?;
                     self.gathers
                         .borrow_mut()
+                        .reads
                         .push((*source, args.clone(), name.clone()));
                     return Ok(name);
                 }
@@ -1055,7 +1086,20 @@ impl Lanes<'_, '_> {
         {
             return Ok(None);
         }
+        if let Some(taps) = self.tap(source, args)? {
+            return Ok(Some(taps));
+        }
         let w = self.lanes_lit();
+        let (coords, dense0) = self.offset_args(source, args)?;
+        Ok(Some(
+            quote!(unsafe { #view.gather::<_, #w>(__isa, #coords, #dense0) }),
+        ))
+    }
+
+    /// The lanes' coordinates of a load as an array of vectors, and
+    /// whether its source's dimension 0 is dense: the arguments that
+    /// `View::gather` and `View::tap_offsets` compute offsets from.
+    fn offset_args(&self, source: Source, args: &[Expr]) -> R<(TokenStream, bool)> {
         let coords = args
             .iter()
             .map(|a| self.vec(a))
@@ -1064,9 +1108,92 @@ impl Lanes<'_, '_> {
             Source::Input(i) => self.g.input_stride0(i) == 1,
             Source::Func(_) => true,
         };
-        Ok(Some(
-            quote!(unsafe { #view.gather::<_, #w>(__isa, [#(#coords),*], #dense0) }),
-        ))
+        Ok((quote!([#(#coords),*]), dense0))
+    }
+
+    /// A load that [`Lanes::gather`] would read, when the store reads
+    /// others of the same source at coordinates that differ from its own
+    /// by constants only (the 8 nodes around a point that a trilinear
+    /// interpolation reads): the group's offsets are computed once, at
+    /// the first of its loads emitted (`View::tap_offsets`), and each
+    /// load reads its lanes at them plus its distance from that load
+    /// (`View::taps`). `None` for a load without others in its group.
+    fn tap(&self, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+        let (rests, consts): (Vec<Option<Expr>>, Vec<i128>) = args
+            .iter()
+            .map(|a| {
+                let (rest, k) = split_constant(a);
+                (rest.cloned(), k)
+            })
+            .unzip();
+        let key = format!("{source:?} {rests:?}");
+        if self.tap_counts.borrow().get(&key).copied().unwrap_or(0) < 2 {
+            return Ok(None);
+        }
+        let (view, _) = self.view(source);
+        let w = self.lanes_lit();
+        let found = self
+            .gathers
+            .borrow()
+            .taps
+            .iter()
+            .find(|t| t.source == source && t.rests == rests)
+            .cloned();
+        let group = match found {
+            Some(g) => g,
+            None => {
+                let (coords, dense0) = self.offset_args(source, args)?;
+                let (_, offsets) = self.temp();
+                // SAFETY (of the generated block): this load's lanes are
+                // inside the view, as bounds inference proved.
+                self.loads.borrow_mut().push(quote! {
+                    let #offsets: [isize; #w] =
+                        unsafe { #view.tap_offsets::<_, #w>(__isa, #coords, #dense0) };
+                });
+                let g = TapGroup {
+                    source,
+                    rests,
+                    base: consts.clone(),
+                    offsets,
+                };
+                self.gathers.borrow_mut().taps.push(g.clone());
+                g
+            }
+        };
+        let k = consts
+            .iter()
+            .zip(&group.base)
+            .map(|(a, b)| Literal::i64_unsuffixed((a - b) as i64));
+        let offsets = &group.offsets;
+        // SAFETY (of the generated block): each lane reads the element at
+        // its own coordinates, which bounds inference proved inside the
+        // view: the group's offsets of those coordinates less the
+        // constants, plus the constants' distance in memory.
+        Ok(Some(quote!(unsafe {
+            #view.taps::<#w>(&#offsets, #view.tap_delta([#(#k),*]))
+        })))
+    }
+
+    /// Counts, for each source and non-constant parts of coordinates,
+    /// the distinct constants that the loads `value` evaluates in every
+    /// lane add to them ([`Lanes::tap`]).
+    fn plan_taps(&self, value: &Expr) {
+        let mut seen: HashMap<String, Vec<Vec<i128>>> = HashMap::new();
+        visit_every_lane(value, &mut |n| {
+            let ExprKind::Load { source, args, .. } = &n.kind else {
+                return;
+            };
+            if args.iter().any(|a| a.ty != Type::I32) {
+                return;
+            }
+            let (rests, consts): (Vec<Option<&Expr>>, Vec<i128>) =
+                args.iter().map(split_constant).unzip();
+            let ks = seen.entry(format!("{source:?} {rests:?}")).or_default();
+            if !ks.contains(&consts) {
+                ks.push(consts);
+            }
+        });
+        *self.tap_counts.borrow_mut() = seen.into_iter().map(|(k, v)| (k, v.len())).collect();
     }
 
     /// The stride in memory of a load evaluated in every lane whose first
