@@ -348,14 +348,14 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     #[cfg(debug_assertions)]
     #[track_caller]
     fn check_lanes<const W: usize>(&self, c: &[[i32; W]; N], dense0: bool) {
-        for i in 0..W {
+        (0..W).for_each(|i| {
             let at = core::array::from_fn(|d| c[d][i] as i64);
             assert!(
                 contains_coord(&at, &self.origin, &self.shape),
                 "coordinate {at:?} is outside the view's region {}",
                 self.region()
             );
-        }
+        });
         assert!(!dense0 || N == 0 || self.strides[0] == 1 || self.shape[0] <= 1);
     }
 
