@@ -417,11 +417,12 @@ pub struct Variants {
 /// The text of `src` parsed, or the compile error that names the file and
 /// the line.
 fn parse_cache(src: &schedule::cache::CacheSource) -> Result<schedule::cache::CacheFile, String> {
-    let file = src.text.clone().and_then(|text| {
-        schedule::cache::CacheFile::parse(&text)
-            .map_err(|(line, message)| format!("line {line}: {message}"))
-    });
-    file.map_err(|e| format!("schedule cache {}: {e}", src.path.display()))
+    let path = src.path.display();
+    match &src.text {
+        Ok(text) => schedule::cache::CacheFile::parse(text)
+            .map_err(|(line, message)| format!("schedule cache {path}:{line}: {message}")),
+        Err(e) => Err(format!("schedule cache {path}: {e}")),
+    }
 }
 
 /// Chooses and lowers pipeline `c`'s schedules: `user` and `block` are

@@ -349,9 +349,7 @@ fn a_malformed_file_is_one_error_naming_the_file_and_line() {
     let out = expand(&two, cache);
     assert_eq!(out.matches("compile_error").count(), 1, "{out}");
     assert!(
-        out.contains(
-            "schedule cache /crate/pipeline-schedules.toml: line 4: unknown field `shedule`"
-        ),
+        out.contains("schedule cache /crate/pipeline-schedules.toml:4: unknown field `shedule`"),
         "{out}"
     );
     // Both pipelines are still generated.
