@@ -227,6 +227,12 @@ pub fn expand_with_cache(
 
 fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) -> TokenStream {
     let source = input.to_string();
+    // The user's tokens, for the algorithm's hash (syn's trees print
+    // tokens of their own, and by recursion).
+    let tokens = match cache {
+        Some(_) => input.clone(),
+        None => TokenStream::new(),
+    };
     let program: Program = match syn::parse2(input) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
@@ -338,7 +344,7 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
             }
         }
         uses_auto |= block.as_ref().is_none_or(|b| b.auto);
-        let variants = match choose_and_lower(&program, c, user, block.as_ref(), file) {
+        let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file) {
             Ok(v) => v,
             Err(e) => {
                 out.extend(e.to_compile_error());
@@ -432,32 +438,22 @@ fn parse_cache(src: &schedule::cache::CacheSource) -> Result<schedule::cache::Ca
 /// the targets without one) the auto-scheduler, completing a block with
 /// `auto;`.
 fn choose_and_lower(
-    program: &Program,
+    invocation: &TokenStream,
     c: &CheckedPipeline,
     user: &schedule::Schedule,
     block: Option<&front::schedule::BlockOptions>,
     cache: Option<(&schedule::cache::CacheFile, &str)>,
 ) -> Result<Variants, syn::Error> {
-    let item = program.pipelines.iter().find(|p| p.sig.ident == c.ident);
-    let cached = match (cache, item) {
-        (Some((file, shown)), Some(item)) => {
-            let estimates = block.map(|b| &b.estimates);
-            let key = schedule::cache::key_for(
-                program,
-                item,
-                &c.pipeline,
-                estimates,
-                &user.input_strides,
-                "",
-            );
-            Some(pass(
-                "cache",
-                |_| String::new(),
-                || schedule::cache::choose::cached(c, user, file, &key, shown),
-            ))
-        }
-        _ => None,
-    };
+    let cached = cache.map(|(file, shown)| {
+        let estimates = block.map(|b| &b.estimates);
+        let key =
+            schedule::cache::key_for(invocation, &c.pipeline, estimates, &user.input_strides, "");
+        pass(
+            "cache",
+            |_| String::new(),
+            || schedule::cache::choose::cached(c, user, file, &key, shown),
+        )
+    });
     let (used, notes) = cached.map_or((Vec::new(), Vec::new()), |k| (k.used, k.notes));
     let auto = block.is_none_or(|b| b.auto);
     // The auto-scheduler's choice, and, should it ever fail to lower,
@@ -575,25 +571,7 @@ fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
 }
 
 fn scheduled_here(source: &str, name: &str) -> Result<(Pipeline, schedule::Schedule), String> {
-    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
-    let item = program
-        .pipelines
-        .iter()
-        .find(|p| p.sig.ident == name)
-        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
-    let mut sched = schedule::Schedule::default_for(&checked.pipeline);
-    let mut block = None;
-    for s in program
-        .schedules
-        .iter()
-        .filter(|s| s.name == name && s.target.is_none())
-    {
-        block = Some(
-            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?,
-        );
-    }
+    let (_, checked, mut sched, block) = with_cpu_block(source, name)?;
     if block.as_ref().is_none_or(|b| b.auto) {
         let machine = schedule::auto::Machine::from_env()?;
         sched = auto_complete(&checked, &sched, block.as_ref(), &machine, true)
@@ -611,33 +589,14 @@ pub fn variants_from_source(
     cache: &schedule::cache::CacheSource,
 ) -> Result<(Pipeline, Variants), String> {
     on_big_stack(|| {
-        let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-        let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
-        let item = program
-            .pipelines
-            .iter()
-            .find(|p| p.sig.ident == name)
-            .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-        let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
-        let mut sched = schedule::Schedule::default_for(&checked.pipeline);
-        let mut block = None;
-        for s in program
-            .schedules
-            .iter()
-            .filter(|s| s.name == name && s.target.is_none())
-        {
-            block = Some(
-                front::schedule::check_schedule(s, &checked, &mut sched)
-                    .map_err(|e| e.to_string())?,
-            );
-        }
+        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
         let file = match consults_cache(block.as_ref()) {
             true => Some(parse_cache(cache)?),
             false => None,
         };
         let shown = cache.shown();
         let variants = choose_and_lower(
-            &program,
+            &tokens,
             &checked,
             &sched,
             block.as_ref(),
@@ -646,6 +605,63 @@ pub fn variants_from_source(
         .map_err(|e| e.to_string())?;
         Ok((checked.pipeline, variants))
     })
+}
+
+/// The key of the cache entry that would serve pipeline `name` of the text
+/// of a `pipeline!` invocation on `arch` (for the tuner).
+pub fn cache_key_from_source(
+    source: &str,
+    name: &str,
+    arch: &str,
+) -> Result<schedule::cache::Key, String> {
+    on_big_stack(|| {
+        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
+        let estimates = block.as_ref().map(|b| &b.estimates);
+        Ok(schedule::cache::key_for(
+            &tokens,
+            &checked.pipeline,
+            estimates,
+            &sched.input_strides,
+            arch,
+        ))
+    })
+}
+
+/// The invocation's tokens, pipeline `name` checked, and what its CPU
+/// block (if any) says.
+#[allow(clippy::type_complexity)]
+fn with_cpu_block(
+    source: &str,
+    name: &str,
+) -> Result<
+    (
+        TokenStream,
+        CheckedPipeline,
+        schedule::Schedule,
+        Option<front::schedule::BlockOptions>,
+    ),
+    String,
+> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
+    let program: Program = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
+    let item = program
+        .pipelines
+        .iter()
+        .find(|p| p.sig.ident == name)
+        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
+    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+    let mut sched = schedule::Schedule::default_for(&checked.pipeline);
+    let mut block = None;
+    for s in program
+        .schedules
+        .iter()
+        .filter(|s| s.name == name && s.target.is_none())
+    {
+        block = Some(
+            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?,
+        );
+    }
+    Ok((tokens, checked, sched, block))
 }
 
 /// Parses and checks the pipeline `name` from the text of a `pipeline!`

@@ -5,7 +5,6 @@
 //! `SCHEDULE` saying which and why; an entry that is used computes what the
 //! interpreter computes.
 
-use pipeline_core::front::parse::Program;
 use pipeline_core::interp;
 use pipeline_core::schedule::cache::{
     algorithm_hash, CacheFile, CacheSource, Entry, Key, Target, SPACE_VERSION,
@@ -30,13 +29,7 @@ const TUNED: &str =
     "blur_x.compute_at(out, y).vectorize(x, 16);\nout.parallel(y).vectorize(x, 16);\n";
 
 fn hash_of(source: &str, name: &str) -> u64 {
-    let program: Program = syn::parse_str(source).unwrap();
-    let item = program
-        .pipelines
-        .iter()
-        .find(|p| p.sig.ident == name)
-        .unwrap();
-    algorithm_hash(&program, item)
+    algorithm_hash(&source.parse().unwrap(), name).unwrap()
 }
 
 fn entry(name: &str, algorithm: u64, arch: &str, schedule: &str) -> Entry {
@@ -212,6 +205,12 @@ fn the_algorithm_hash_ignores_layout_and_comments_but_not_edits() {
     assert_ne!(hash_of(&edited, "blur3x3"), base);
     let renamed = BLUR.replace("blur_x", "bx");
     assert_ne!(hash_of(&renamed, "blur3x3"), base);
+    // Visibility, schedule blocks and other pipelines are not part of it.
+    let others = format!(
+        "pub {BLUR}\nfn other(input: Image<u8, 2>) -> Image<u8, 2> {{ out(x, y) = input(x, y); out }}"
+    );
+    assert_eq!(hash_of(&others, "blur3x3"), base);
+    assert_ne!(hash_of(&others, "other"), base);
     // A template the pipeline may call is part of its algorithm.
     let with_template = format!("{BLUR}\nfn t(f: Func) -> Func {{ g(x, y) = f(x, y); g }}");
     assert_ne!(hash_of(&with_template, "blur3x3"), base);
@@ -422,4 +421,51 @@ fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
     let (_, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
     assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
     assert_eq!(variants.cached[0].1.text, auto.text);
+}
+
+#[test]
+fn the_key_of_a_pipeline_holds_what_its_block_declares() {
+    let key = pipeline_core::cache_key_from_source(BLUR, "blur3x3", "x86_64").unwrap();
+    assert_eq!(
+        (
+            key.size.as_str(),
+            key.layout.as_str(),
+            key.arch.as_str(),
+            key.space
+        ),
+        ("large", "", "x86_64", SPACE_VERSION)
+    );
+    assert_eq!(key.algorithm, hash_of(BLUR, "blur3x3"));
+    let declared = format!(
+        "{BLUR}\nschedule blur3x3 {{ auto; estimate(input, 642, 482); estimate(out, 640, 480); input.dim(0).set_stride(2); }}"
+    );
+    let key = pipeline_core::cache_key_from_source(&declared, "blur3x3", "aarch64").unwrap();
+    assert_eq!(key.size, "input=642x482,out=640x480");
+    assert_eq!(key.layout, "input.dim(0).set_stride(2)");
+}
+
+/// The hash walks the user's tokens, not syn's trees: 10,000 nested
+/// parentheses expand with a cache on a stack of rustc's size.
+#[test]
+fn deeply_nested_pipelines_hash_on_rustcs_stack() {
+    let depth = 10_000;
+    let source = format!(
+        "fn nested(input: Image<f32, 2>) -> Image<f32, 2> {{ out(x, y) = {}input(x, y){}; out }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let found = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let tokens: proc_macro2::TokenStream =
+                stacker::grow(1 << 30, || source.parse().expect("tokens"));
+            let cache = source_of(vec![entry("nested", 0, "x86_64", "out.parallel(y);")]);
+            pipeline_core::expand_with_cache(tokens, Some(cache))
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "nested"))
+        })
+        .unwrap()
+        .join()
+        .expect("the expansion finished");
+    assert!(found);
 }

@@ -35,11 +35,9 @@
 pub(crate) mod choose;
 mod toml;
 
-use crate::front::parse::{FnItem, Program};
 use crate::ir::Pipeline;
 use crate::schedule::auto::Estimates;
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
-use quote::ToTokens;
 use std::fmt::Write;
 use std::path::PathBuf;
 use toml::Value;
@@ -214,7 +212,10 @@ impl CacheFile {
             } else if e.key.algorithm != key.algorithm {
                 found.stale.push((
                     e,
-                    "the algorithm's hash differs: the pipeline changed since it was tuned".into(),
+                    format!(
+                        "the algorithm's hash differs: the pipeline changed since it was tuned (entry {:016x}, pipeline {:016x})",
+                        e.key.algorithm, key.algorithm
+                    ),
                 ));
             } else if e.key.space != key.space {
                 found.stale.push((
@@ -371,22 +372,55 @@ fn entry(table: &toml::Table) -> Result<Entry, (usize, String)> {
     })
 }
 
-/// A stable 64-bit hash of a pipeline's algorithm: the pipeline's
-/// signature and body and every template of its invocation (a template it
-/// calls is part of its algorithm), as tokens. Comments, whitespace, doc
-/// comments and attributes do not change it; schedule blocks are not part
-/// of it. FNV-1a, written here: std's hasher may change between Rust
+/// A stable 64-bit hash of the algorithm of pipeline `name` in `invocation`
+/// (the tokens of a `pipeline!` invocation): the pipeline's item from `fn`
+/// on, then every template of the invocation (a template it calls is part
+/// of its algorithm), as the user's tokens. Comments, whitespace, doc
+/// comments, attributes and visibility do not change it; schedule blocks
+/// and other pipelines are not part of it. `None` when no pipeline has that
+/// name. FNV-1a, written here: std's hasher may change between Rust
 /// versions, and a committed file outlives a toolchain.
-pub fn algorithm_hash(program: &Program, item: &FnItem) -> u64 {
-    let mut text = String::new();
-    normalized(item.sig.to_token_stream(), &mut text);
-    normalized(item.block.to_token_stream(), &mut text);
-    for t in &program.templates {
-        text.push('\n');
-        normalized(t.sig.to_token_stream(), &mut text);
-        normalized(t.block.to_token_stream(), &mut text);
+pub fn algorithm_hash(invocation: &TokenStream, name: &str) -> Option<u64> {
+    let mut pipeline = None;
+    let mut templates = String::new();
+    for item in items(invocation.clone()) {
+        let Some(at) = item
+            .iter()
+            .position(|t| matches!(t, TokenTree::Ident(i) if i == "fn"))
+        else {
+            continue;
+        };
+        let fn_item = &item[at..];
+        let n = fn_item.len();
+        let returns_func = n >= 4
+            && matches!(&fn_item[n - 4], TokenTree::Punct(p) if p.as_char() == '-')
+            && matches!(&fn_item[n - 3], TokenTree::Punct(p) if p.as_char() == '>')
+            && matches!(&fn_item[n - 2], TokenTree::Ident(i) if i == "Func");
+        if returns_func {
+            templates.push('\n');
+            normalized(fn_item.iter().cloned(), &mut templates);
+        } else if matches!(fn_item.get(1), Some(TokenTree::Ident(i)) if i == name) {
+            let mut text = String::new();
+            normalized(fn_item.iter().cloned(), &mut text);
+            pipeline = Some(text);
+        }
     }
-    fnv1a(text.as_bytes())
+    pipeline.map(|p| fnv1a((p + &templates).as_bytes()))
+}
+
+/// The items of an invocation: each ends with its top-level `{ .. }` (a
+/// body or a schedule block; signatures hold no braces).
+fn items(tokens: TokenStream) -> Vec<Vec<TokenTree>> {
+    let mut items = Vec::new();
+    let mut current = Vec::new();
+    for t in tokens {
+        let ends = matches!(&t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
+        current.push(t);
+        if ends {
+            items.push(std::mem::take(&mut current));
+        }
+    }
+    items
 }
 
 /// FNV-1a, 64 bits.
@@ -399,7 +433,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// The tokens one space apart, groups with their delimiters, `#[doc = ..]`
 /// attributes (doc comments) left out. Our own spelling rather than
 /// `TokenStream`'s `Display`, whose spacing is the compiler's to change.
-fn normalized(tokens: TokenStream, out: &mut String) {
+fn normalized(tokens: impl IntoIterator<Item = TokenTree>, out: &mut String) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
     while i < tokens.len() {
@@ -428,7 +462,7 @@ fn normalized(tokens: TokenStream, out: &mut String) {
                 };
                 out.push_str(open);
                 out.push(' ');
-                normalized(g.stream(), out);
+                crate::deep(|| normalized(g.stream(), out));
                 out.push_str(close);
             }
             TokenTree::Ident(t) => out.push_str(&t.to_string()),
@@ -488,12 +522,11 @@ pub fn layout(p: &Pipeline, strides: &[Vec<Option<usize>>]) -> String {
     parts.join("; ")
 }
 
-/// The key of the CPU entry that serves pipeline `item` of `program`
-/// (checked as `pipeline`) on `arch`, given what its block, if any,
-/// declares: estimates and input strides.
+/// The key of the CPU entry that serves `pipeline` (checked from
+/// `invocation`, the tokens of its `pipeline!` invocation) on `arch`, given
+/// what its block, if any, declares: estimates and input strides.
 pub fn key_for(
-    program: &Program,
-    item: &FnItem,
+    invocation: &TokenStream,
     pipeline: &Pipeline,
     estimates: Option<&Estimates>,
     strides: &[Vec<Option<usize>>],
@@ -502,7 +535,7 @@ pub fn key_for(
     Key {
         name: pipeline.name.clone(),
         target: Target::Cpu,
-        algorithm: algorithm_hash(program, item),
+        algorithm: algorithm_hash(invocation, &pipeline.name).unwrap_or(0),
         arch: arch.into(),
         size: size_class(pipeline, estimates),
         layout: layout(pipeline, strides),
