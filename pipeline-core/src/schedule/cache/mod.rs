@@ -408,17 +408,28 @@ pub fn algorithm_hash(invocation: &TokenStream, name: &str) -> Option<u64> {
     pipeline.map(|p| fnv1a((p + &templates).as_bytes()))
 }
 
-/// The items of an invocation: each ends with its top-level `{ .. }` (a
-/// body or a schedule block; signatures hold no braces).
+/// The items of an invocation: each ends with a top-level `{ .. }` (a body
+/// or a schedule block) that the next item (`#[..]`, `pub`, `fn`,
+/// `schedule`) or the end of the invocation follows.
 fn items(tokens: TokenStream) -> Vec<Vec<TokenTree>> {
     let mut items = Vec::new();
     let mut current = Vec::new();
-    for t in tokens {
-        let ends = matches!(&t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(t) = tokens.next() {
+        let brace = matches!(&t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
         current.push(t);
-        if ends {
+        let next_item = match tokens.peek() {
+            None => true,
+            Some(TokenTree::Punct(p)) => p.as_char() == '#',
+            Some(TokenTree::Ident(i)) => i == "pub" || i == "fn" || i == "schedule",
+            _ => false,
+        };
+        if brace && next_item {
             items.push(std::mem::take(&mut current));
         }
+    }
+    if !current.is_empty() {
+        items.push(current);
     }
     items
 }
