@@ -3,16 +3,20 @@
 //! to comments and layout, not to edits), and the macro's choice: a block
 //! that names funcs, then a usable entry, then the auto-scheduler, with
 //! `SCHEDULE` saying which and why; an entry that is used computes what the
-//! interpreter computes.
+//! interpreter computes, lowered and (`compiled.rs`) built by cargo, which
+//! rebuilds when the file changes.
 
 use pipeline_core::interp;
 use pipeline_core::schedule::cache::{
-    algorithm_hash, CacheFile, CacheSource, Entry, Key, Target, SPACE_VERSION,
+    algorithm_hash, CacheFile, CacheSource, Entry, Key, Target, CACHE_ENV, FILE_NAME, SPACE_VERSION,
 };
 use std::path::PathBuf;
 
 mod corpus;
 use corpus::*;
+
+#[path = "schedule_cache/compiled.rs"]
+mod compiled;
 
 const BLUR: &str = "
     fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
