@@ -473,3 +473,40 @@ fn deeply_nested_pipelines_hash_on_rustcs_stack() {
         .expect("the expansion finished");
     assert!(found);
 }
+
+/// A hand edit can leave anything: every one-character deletion or
+/// insertion of a written file parses or is an error at a line of the
+/// file, never a panic.
+#[test]
+fn any_small_edit_parses_or_is_an_error_at_a_line() {
+    let mut odd = entry("blur3x3", 7, "x86_64", "a \"quoted\" \\ text\n\ttab é\n");
+    odd.key.layout = "input.dim(0).set_stride(2)".into();
+    let text = CacheFile {
+        entries: vec![entry("blur3x3", 1, "aarch64", TUNED), odd],
+    }
+    .to_text();
+    let lines = text.lines().count() + 1;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut edits = 0;
+    for &(at, ch) in &chars {
+        let mut variants = vec![format!("{}{}", &text[..at], &text[at + ch.len_utf8()..])];
+        for insert in [
+            '"', '\'', '\\', '\n', '\r', '[', ']', '=', '#', '_', '0', 'u', 'é', '\u{1}',
+        ] {
+            variants.push(format!("{}{insert}{}", &text[..at], &text[at..]));
+        }
+        for edited in variants {
+            let result = std::panic::catch_unwind(|| CacheFile::parse(&edited));
+            match result {
+                Ok(Ok(_)) => {}
+                Ok(Err((line, message))) => assert!(
+                    (1..=lines).contains(&line) && !message.is_empty(),
+                    "line {line}: {message}\n{edited}"
+                ),
+                Err(_) => panic!("the parser panicked on\n{edited}"),
+            }
+            edits += 1;
+        }
+    }
+    assert!(edits > 5000);
+}
