@@ -215,6 +215,24 @@ fn the_algorithm_hash_ignores_layout_and_comments_but_not_edits() {
     );
     assert_eq!(hash_of(&others, "blur3x3"), base);
     assert_ne!(hash_of(&others, "other"), base);
+    // Tokens that a `macro_rules!` macro passed on arrive in invisible
+    // groups: the same algorithm.
+    let tokens: proc_macro2::TokenStream = BLUR.parse().unwrap();
+    let wrapped: proc_macro2::TokenStream = tokens
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                let inner = proc_macro2::Group::new(proc_macro2::Delimiter::None, g.stream());
+                let body = std::iter::once(proc_macro2::TokenTree::Group(inner)).collect();
+                proc_macro2::TokenTree::Group(proc_macro2::Group::new(
+                    proc_macro2::Delimiter::Brace,
+                    body,
+                ))
+            }
+            t => t,
+        })
+        .collect();
+    assert_eq!(algorithm_hash(&wrapped, "blur3x3"), Some(base));
     // A template the pipeline may call is part of its algorithm.
     let with_template = format!("{BLUR}\nfn t(f: Func) -> Func {{ g(x, y) = f(x, y); g }}");
     assert_ne!(hash_of(&with_template, "blur3x3"), base);

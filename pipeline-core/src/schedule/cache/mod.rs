@@ -464,12 +464,18 @@ fn normalized(tokens: impl IntoIterator<Item = TokenTree>, out: &mut String) {
             }
         }
         match &tokens[i] {
+            // An invisible group (a fragment that a `macro_rules!` macro
+            // passed on) is its tokens, as the source shows them.
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => {
+                crate::deep(|| normalized(g.stream(), out));
+                i += 1;
+                continue;
+            }
             TokenTree::Group(g) => {
                 let (open, close) = match g.delimiter() {
                     Delimiter::Parenthesis => ("(", ")"),
                     Delimiter::Brace => ("{", "}"),
-                    Delimiter::Bracket => ("[", "]"),
-                    Delimiter::None => ("", ""),
+                    _ => ("[", "]"),
                 };
                 out.push_str(open);
                 out.push(' ');
