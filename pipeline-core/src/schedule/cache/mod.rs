@@ -23,8 +23,8 @@
 //! date = "2026-11-26"
 //! machine = "AMD Ryzen 9 7950X"
 //! schedule = """
-//! blur_x.compute_at(out, y).vectorize(x, 32);
-//! out.split(y, y, yi, 8).parallel(y).vectorize(x, 32);
+//! blur_x.compute_at(out, y).vectorize(x, 16);
+//! out.parallel(y).vectorize(x, 16);
 //! """
 //! ```
 //!
