@@ -148,8 +148,8 @@ fn schedule_text(
     sched: &schedule::Schedule,
 ) -> String {
     let mut s = format!("schedule {} {{\n", p.name);
-    if let Some(note) = &sched.note {
-        s += &format!("    // {note}\n");
+    for line in sched.note.iter().flat_map(|n| n.lines()) {
+        s += &format!("    // {line}\n");
     }
     for (input, strides) in p.inputs.iter().zip(&sched.input_strides) {
         let chain: Vec<String> = strides
@@ -213,11 +213,26 @@ fn schedule_text(
 /// The segment is reserved, not touched: pages are taken as the recursion
 /// reaches them.
 pub fn expand(input: TokenStream) -> TokenStream {
-    on_big_stack(|| expand_here(input))
+    expand_with_cache(input, None)
 }
 
-fn expand_here(input: TokenStream) -> TokenStream {
+/// [`expand`] with the crate's schedule cache, as the macro read it
+/// (`schedule::cache::location`); `None` where there is none.
+pub fn expand_with_cache(
+    input: TokenStream,
+    cache: Option<schedule::cache::CacheSource>,
+) -> TokenStream {
+    on_big_stack(|| expand_here(input, cache))
+}
+
+fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) -> TokenStream {
     let source = input.to_string();
+    // The user's tokens, for the algorithm's hash (syn's trees print
+    // tokens of their own, and by recursion).
+    let tokens = match cache {
+        Some(_) => input.clone(),
+        None => TokenStream::new(),
+    };
     let program: Program = match syn::parse2(input) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
@@ -304,74 +319,182 @@ fn expand_here(input: TokenStream) -> TokenStream {
             };
         }
     };
+    // The cache, parsed once; read only for the pipelines that consult it.
+    let parsed = cache.as_ref().map(|src| (parse_cache(src), src.shown()));
+    let mut cache_error_reported = false;
+    let mut tracks_cache = false;
     let mut uses_auto = false;
     for ((c, user), block) in checked.iter().zip(&schedules).zip(&blocks) {
-        let auto = block.as_ref().is_none_or(|b| b.auto);
-        uses_auto |= auto;
-        // The auto-scheduler's choice, and, should it ever fail to lower,
-        // the same without fusion (every computed func at root).
-        let attempt = |fuse: bool| -> Result<schedule::Schedule, syn::Error> {
-            if !auto {
-                return Ok(user.clone());
+        let consults = !override_auto && consults_cache(block.as_ref());
+        let mut file = None;
+        if let (true, Some((parsed, shown))) = (consults, &parsed) {
+            match parsed {
+                Ok(f) => {
+                    tracks_cache = true;
+                    file = Some((f, shown.as_str()));
+                }
+                // A malformed file is one error, at the first pipeline that
+                // reads it; the pipelines are still generated (by the
+                // auto-scheduler), so that no error follows from it.
+                Err(message) if !cache_error_reported => {
+                    cache_error_reported = true;
+                    out.extend(syn::Error::new_spanned(&c.ident, message).to_compile_error());
+                }
+                Err(_) => {}
             }
-            let m = schedule::auto::Machine::from_env()
-                .map_err(|e| syn::Error::new_spanned(&c.ident, e))?;
-            auto_complete(c, user, block.as_ref(), &m, fuse).map(|(s, _)| s)
-        };
-        let lower = |sched: schedule::Schedule| {
-            lower_pipeline(&c.pipeline, &sched)
-                .map(|l| (l, sched))
-                .map_err(|e| match &e.tokens {
-                    Some(t) => syn::Error::new_spanned(t, e.message),
-                    None => syn::Error::new_spanned(&c.ident, e.message),
-                })
-        };
-        let lowered = match attempt(true).and_then(lower) {
-            Ok(l) => Ok(l),
-            Err(e) if auto => attempt(false).and_then(lower).map_err(|_| e),
-            Err(e) => Err(e),
-        };
-        let lowered = match lowered {
-            Ok(l) => Some(l),
+        }
+        uses_auto |= block.as_ref().is_none_or(|b| b.auto);
+        let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file) {
+            Ok(v) => v,
             Err(e) => {
                 out.extend(e.to_compile_error());
-                None
+                continue;
             }
         };
-        let Some((lowered, _)) = lowered else {
-            continue;
-        };
-        let gen = pass(
-            "codegen",
-            |_| String::new(),
-            || {
-                codegen::rust::generate(&codegen::rust::Input {
-                    checked: c,
-                    pipeline: &lowered.pipeline,
-                    bounds: &lowered.bounds,
-                    body: &lowered.body,
-                    schedule: &lowered.schedule,
-                    input_strides: &lowered.input_strides,
-                    lowered: &lowered.text,
-                    source: &source,
-                    kernels: kernel_levels,
-                })
-            },
-        );
-        out.extend(gen);
+        // Each architecture with an entry gets its own copy of the
+        // pipeline, every other one the auto-scheduler's: the macro runs on
+        // the host and cannot know the target (ARCHITECTURE.md, *The
+        // schedule cache*).
+        let arches: Vec<&str> = variants.cached.iter().map(|(a, _)| a.as_str()).collect();
+        let others =
+            (!arches.is_empty()).then(|| quote::quote!(not(any(#(target_arch = #arches),*))));
+        let all = variants
+            .cached
+            .iter()
+            .map(|(arch, l)| (Some(quote::quote!(target_arch = #arch)), l))
+            .chain([(others, &variants.fallback)]);
+        for (cfg, lowered) in all {
+            let gen = pass(
+                "codegen",
+                |_| String::new(),
+                || {
+                    codegen::rust::generate(&codegen::rust::Input {
+                        checked: c,
+                        pipeline: &lowered.pipeline,
+                        bounds: &lowered.bounds,
+                        body: &lowered.body,
+                        schedule: &lowered.schedule,
+                        input_strides: &lowered.input_strides,
+                        lowered: &lowered.text,
+                        source: &source,
+                        kernels: kernel_levels,
+                        cfg,
+                    })
+                },
+            );
+            out.extend(gen);
+        }
     }
     // Cargo rebuilds when these change.
     let tracked = [
         uses_auto.then_some(schedule::auto::MACHINE_ENV),
         Some(SCHEDULE_ENV),
         Some(codegen::kernels::KERNELS_ENV),
+        Some(schedule::cache::CACHE_ENV),
     ];
     for var in tracked.into_iter().flatten() {
         out.extend(quote::quote! {
             const _: ::core::option::Option<&str> = ::core::option_env!(#var);
         });
     }
+    // Stable Rust has no tracked paths: the file's bytes in a constant that
+    // nothing uses make it an input of the crate, and cargo rebuilds when
+    // it changes (ARCHITECTURE.md, *The schedule cache*).
+    if let (true, Some(src)) = (tracks_cache, &cache) {
+        if let Some(path) = src.path.to_str() {
+            out.extend(quote::quote! {
+                const _: &[u8] = ::core::include_bytes!(#path);
+            });
+        }
+    }
     out
+}
+
+/// A pipeline's schedules, lowered: one for each `target_arch` with a
+/// usable cache entry, and one for every other target.
+pub struct Variants {
+    /// `(target_arch, lowered)` per usable cache entry.
+    pub cached: Vec<(String, Lowered)>,
+    /// The block's schedule or the auto-scheduler's, for every target
+    /// without an entry (`SCHEDULE` says why no entry serves it).
+    pub fallback: Lowered,
+}
+
+/// The text of `src` parsed, or the compile error that names the file and
+/// the line.
+fn parse_cache(src: &schedule::cache::CacheSource) -> Result<schedule::cache::CacheFile, String> {
+    let path = src.path.display();
+    match &src.text {
+        Ok(text) => schedule::cache::CacheFile::parse(text)
+            .map_err(|(line, message)| format!("schedule cache {path}:{line}: {message}")),
+        Err(e) => Err(format!("schedule cache {path}: {e}")),
+    }
+}
+
+/// Chooses and lowers pipeline `c`'s schedules: `user` and `block` are
+/// what its CPU block says, `cache` the parsed cache file and the name to
+/// show, when the pipeline consults it ([`consults_cache`]). The choice:
+/// a block that names funcs; else the usable cache entries; else (and for
+/// the targets without one) the auto-scheduler, completing a block with
+/// `auto;`.
+fn choose_and_lower(
+    invocation: &TokenStream,
+    c: &CheckedPipeline,
+    user: &schedule::Schedule,
+    block: Option<&front::schedule::BlockOptions>,
+    cache: Option<(&schedule::cache::CacheFile, &str)>,
+) -> Result<Variants, syn::Error> {
+    let cached = cache.map(|(file, shown)| {
+        let estimates = block.map(|b| &b.estimates);
+        let key =
+            schedule::cache::key_for(invocation, &c.pipeline, estimates, &user.input_strides, "");
+        pass(
+            "cache",
+            |_| String::new(),
+            || schedule::cache::choose::cached(c, user, file, &key, shown),
+        )
+    });
+    let (used, notes) = cached.map_or((Vec::new(), Vec::new()), |k| (k.used, k.notes));
+    let auto = block.is_none_or(|b| b.auto);
+    // The auto-scheduler's choice, and, should it ever fail to lower,
+    // the same without fusion (every computed func at root).
+    let attempt = |fuse: bool| -> Result<schedule::Schedule, syn::Error> {
+        if !auto {
+            return Ok(user.clone());
+        }
+        let m = schedule::auto::Machine::from_env()
+            .map_err(|e| syn::Error::new_spanned(&c.ident, e))?;
+        let (mut sched, _) = auto_complete(c, user, block, &m, fuse)?;
+        if !notes.is_empty() {
+            let mut lines = notes.clone();
+            lines.extend(sched.note.take());
+            sched.note = Some(lines.join("\n"));
+        }
+        Ok(sched)
+    };
+    let lower = |sched: schedule::Schedule| {
+        lower_pipeline(&c.pipeline, &sched).map_err(|e| match &e.tokens {
+            Some(t) => syn::Error::new_spanned(t, e.message),
+            None => syn::Error::new_spanned(&c.ident, e.message),
+        })
+    };
+    let fallback = match attempt(true).and_then(lower) {
+        Ok(l) => l,
+        Err(e) if auto => attempt(false).and_then(lower).map_err(|_| e)?,
+        Err(e) => return Err(e),
+    };
+    Ok(Variants {
+        cached: used,
+        fallback,
+    })
+}
+
+/// Whether a pipeline with this block (if any) takes its schedule from the
+/// cache when an entry matches: without a block, or with a block that
+/// names no func and says `auto;` (it states only facts: estimates, input
+/// layouts). A block that schedules any func wins over the cache.
+fn consults_cache(block: Option<&front::schedule::BlockOptions>) -> bool {
+    block.is_none_or(|b| b.auto && !b.named.iter().any(|&n| n))
 }
 
 /// The environment variable that, set to `auto` at build time, replaces
@@ -448,8 +571,79 @@ fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
 }
 
 fn scheduled_here(source: &str, name: &str) -> Result<(Pipeline, schedule::Schedule), String> {
+    let (_, checked, mut sched, block) = with_cpu_block(source, name)?;
+    if block.as_ref().is_none_or(|b| b.auto) {
+        let machine = schedule::auto::Machine::from_env()?;
+        sched = auto_complete(&checked, &sched, block.as_ref(), &machine, true)
+            .map_err(|e| e.to_string())?
+            .0;
+    }
+    Ok((checked.pipeline, sched))
+}
+
+/// What the macro compiles for pipeline `name` of the text of a `pipeline!`
+/// invocation, given the crate's schedule cache (for tests and tools).
+pub fn variants_from_source(
+    source: &str,
+    name: &str,
+    cache: &schedule::cache::CacheSource,
+) -> Result<(Pipeline, Variants), String> {
+    on_big_stack(|| {
+        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
+        let file = match consults_cache(block.as_ref()) {
+            true => Some(parse_cache(cache)?),
+            false => None,
+        };
+        let shown = cache.shown();
+        let variants = choose_and_lower(
+            &tokens,
+            &checked,
+            &sched,
+            block.as_ref(),
+            file.as_ref().map(|f| (f, shown.as_str())),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok((checked.pipeline, variants))
+    })
+}
+
+/// The key of the cache entry that would serve pipeline `name` of the text
+/// of a `pipeline!` invocation on `arch` (for the tuner).
+pub fn cache_key_from_source(
+    source: &str,
+    name: &str,
+    arch: &str,
+) -> Result<schedule::cache::Key, String> {
+    on_big_stack(|| {
+        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
+        let estimates = block.as_ref().map(|b| &b.estimates);
+        Ok(schedule::cache::key_for(
+            &tokens,
+            &checked.pipeline,
+            estimates,
+            &sched.input_strides,
+            arch,
+        ))
+    })
+}
+
+/// The invocation's tokens, pipeline `name` checked, and what its CPU
+/// block (if any) says.
+#[allow(clippy::type_complexity)]
+fn with_cpu_block(
+    source: &str,
+    name: &str,
+) -> Result<
+    (
+        TokenStream,
+        CheckedPipeline,
+        schedule::Schedule,
+        Option<front::schedule::BlockOptions>,
+    ),
+    String,
+> {
     let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    let program: Program = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
     let item = program
         .pipelines
         .iter()
@@ -467,13 +661,7 @@ fn scheduled_here(source: &str, name: &str) -> Result<(Pipeline, schedule::Sched
             front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?,
         );
     }
-    if block.as_ref().is_none_or(|b| b.auto) {
-        let machine = schedule::auto::Machine::from_env()?;
-        sched = auto_complete(&checked, &sched, block.as_ref(), &machine, true)
-            .map_err(|e| e.to_string())?
-            .0;
-    }
-    Ok((checked.pipeline, sched))
+    Ok((tokens, checked, sched, block))
 }
 
 /// Parses and checks the pipeline `name` from the text of a `pipeline!`

@@ -41,6 +41,9 @@ pub struct Input<'a> {
     pub source: &'a str,
     /// The levels that get a kernel of their own.
     pub kernels: KernelLevels,
+    /// A `cfg` predicate both generated items are under (a schedule from
+    /// the cache is for one `target_arch`), or none.
+    pub cfg: Option<TokenStream>,
 }
 
 pub(crate) fn rust_type(t: Type) -> TokenStream {
@@ -1237,7 +1240,9 @@ pub fn generate(input: &Input) -> TokenStream {
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
+    let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
     quote! {
+        #cfg
         #(#attrs)*
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
@@ -1250,6 +1255,7 @@ pub fn generate(input: &Input) -> TokenStream {
             #body
         }
 
+        #cfg
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, dead_code)]
         #vis mod #name {
             #[doc = #doc_shape]

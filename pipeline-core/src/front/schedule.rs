@@ -373,13 +373,30 @@ pub fn apply_text(
     pipeline: &CheckedPipeline,
     schedule: &mut Schedule,
 ) -> Result<(), Error> {
-    let block = format!("schedule {} {{\n{text}}}", pipeline.ident);
+    check_text(text, pipeline, schedule).map(|_| ())
+}
+
+/// Checks the body of a `schedule` block given as text (a cache entry, the
+/// auto-scheduler's choices) exactly as a user's block, and applies it to
+/// `schedule`. The text must be the body of one block and nothing else.
+pub fn check_text(
+    text: &str,
+    pipeline: &CheckedPipeline,
+    schedule: &mut Schedule,
+) -> Result<BlockOptions, Error> {
+    let block = format!("schedule {} {{\n{text}\n}}", pipeline.ident);
     let program: super::parse::Program = syn::parse_str(&block)?;
-    let item = program
-        .schedules
-        .first()
-        .ok_or_else(|| Error::new(proc_macro2::Span::call_site(), "no schedule"))?;
-    check_schedule(item, pipeline, schedule).map(|_| ())
+    match (
+        &program.pipelines[..],
+        &program.templates[..],
+        &program.schedules[..],
+    ) {
+        ([], [], [item]) if item.target.is_none() => check_schedule(item, pipeline, schedule),
+        _ => Err(Error::new(
+            proc_macro2::Span::call_site(),
+            "the text is not the body of one schedule block",
+        )),
+    }
 }
 
 /// A chain on input `name` of `dims` dimensions: `dim(d).set_stride(s)`

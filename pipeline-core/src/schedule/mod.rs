@@ -3,6 +3,7 @@
 //! `schedule` block; the default schedule is [`Schedule::default_for`].
 
 pub mod auto;
+pub mod cache;
 pub mod model;
 pub mod update;
 

@@ -1,0 +1,530 @@
+//! The schedule cache (`pipeline-schedules.toml`): its format (errors at
+//! their line, the writer read back unchanged), the algorithm hash (blind
+//! to comments and layout, not to edits), and the macro's choice: a block
+//! that names funcs, then a usable entry, then the auto-scheduler, with
+//! `SCHEDULE` saying which and why; an entry that is used computes what the
+//! interpreter computes, lowered and (`compiled.rs`) built by cargo, which
+//! rebuilds when the file changes.
+
+use pipeline_core::interp;
+use pipeline_core::schedule::cache::{
+    algorithm_hash, CacheFile, CacheSource, Entry, Key, Target, CACHE_ENV, FILE_NAME, SPACE_VERSION,
+};
+use std::path::PathBuf;
+
+mod corpus;
+use corpus::*;
+
+#[path = "schedule_cache/compiled.rs"]
+mod compiled;
+
+const BLUR: &str = "
+    fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+";
+
+/// A hand schedule unlike the auto-scheduler's, so that `SCHEDULE` shows
+/// which one was used.
+const TUNED: &str =
+    "blur_x.compute_at(out, y).vectorize(x, 16);\nout.parallel(y).vectorize(x, 16);\n";
+
+fn hash_of(source: &str, name: &str) -> u64 {
+    algorithm_hash(&source.parse().unwrap(), name).unwrap()
+}
+
+fn entry(name: &str, algorithm: u64, arch: &str, schedule: &str) -> Entry {
+    Entry {
+        key: Key {
+            name: name.into(),
+            target: Target::Cpu,
+            algorithm,
+            arch: arch.into(),
+            size: "large".into(),
+            layout: String::new(),
+            space: SPACE_VERSION,
+        },
+        isa: "avx2".into(),
+        schedule: schedule.into(),
+        time_ns: Some(1_234_000),
+        date: Some("2026-11-26".into()),
+        machine: Some("test machine".into()),
+        line: 0,
+    }
+}
+
+fn source_of(entries: Vec<Entry>) -> CacheSource {
+    CacheSource {
+        path: PathBuf::from("/crate/pipeline-schedules.toml"),
+        text: Ok(CacheFile { entries }.to_text()),
+    }
+}
+
+/// The expansion of `source` with the cache `cache`.
+fn expand(source: &str, cache: CacheSource) -> String {
+    pipeline_core::expand_with_cache(source.parse().unwrap(), Some(cache)).to_string()
+}
+
+/// Every `SCHEDULE` of an expansion, in order.
+fn schedules(expansion: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expansion;
+    while let Some(at) = rest.find("const SCHEDULE : & str = \"") {
+        rest = &rest[at + "const SCHEDULE : & str = \"".len()..];
+        let end = rest.find("\" ;").unwrap();
+        out.push(rest[..end].replace("\\n", "\n"));
+        rest = &rest[end..];
+    }
+    out
+}
+
+#[test]
+fn the_writer_is_read_back_unchanged() {
+    let mut odd = entry(
+        "blur3x3",
+        0x0123_4567_89ab_cdef,
+        "aarch64",
+        "weird \"\"\" quotes \\ and\n\ttabs\n",
+    );
+    odd.key.size = "input=640x480,out=640x480".into();
+    odd.key.layout = "rgb.dim(0).set_stride(3)".into();
+    odd.key.target = Target::Cuda;
+    odd.time_ns = None;
+    odd.date = None;
+    odd.machine = Some("quotes \" and newline\n".into());
+    let file = CacheFile {
+        entries: vec![entry("blur3x3", u64::MAX, "x86_64", TUNED), odd],
+    };
+    let text = file.to_text();
+    let mut read = CacheFile::parse(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    let lines: Vec<usize> = read.entries.iter().map(|e| e.line).collect();
+    assert!(lines
+        .iter()
+        .all(|&l| text.lines().nth(l - 1) == Some("[[pipeline]]")));
+    read.entries.iter_mut().for_each(|e| e.line = 0);
+    assert_eq!(read, file, "{text}");
+    assert_eq!(read.to_text(), text);
+}
+
+#[test]
+fn malformed_files_are_errors_at_their_line() {
+    let good = entry("blur3x3", 1, "x86_64", TUNED);
+    let text = CacheFile {
+        entries: vec![good.clone()],
+    }
+    .to_text();
+    let header = text.lines().position(|l| l == "[[pipeline]]").unwrap() + 1;
+    let line_of = |key: &str| text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let cases = [
+        (
+            text.replace("target = \"cpu\"", "target = \"gpu\""),
+            line_of("target"),
+            "unknown target",
+        ),
+        (
+            text.replace("algorithm = \"0000000000000001\"", "algorithm = \"xyz\""),
+            line_of("algorithm"),
+            "not an algorithm hash",
+        ),
+        (
+            text.replace("space = 1", "space = \"1\""),
+            line_of("space"),
+            "is an integer",
+        ),
+        (
+            text.replace("isa = \"avx2\"", "isa = 2"),
+            line_of("isa"),
+            "is a string",
+        ),
+        (
+            text.replace("isa = \"avx2\"", "isa_level = \"avx2\""),
+            line_of("isa"),
+            "unknown field `isa_level`",
+        ),
+        (text.replace("isa = \"avx2\"\n", ""), header, "no `isa`"),
+        (
+            text.replace("arch = \"x86_64\"", "arch = \"x86-64\""),
+            line_of("arch"),
+            "not a `target_arch`",
+        ),
+        (
+            text.replace("name = \"blur3x3\"", "name = \"blur 3\""),
+            line_of("name"),
+            "not a pipeline's name",
+        ),
+        (
+            format!("{text}{}", &text[text.find("[[pipeline]]").unwrap()..]),
+            text.lines().count() + 1,
+            "a second entry for `blur3x3`",
+        ),
+        (
+            text.replace("out.parallel", "out\"\"\"\"\"\"parallel"),
+            line_of("out.parallel"),
+            "6 quotes in a row",
+        ),
+    ];
+    for (bad, line, what) in cases {
+        match CacheFile::parse(&bad) {
+            Err((l, m)) => assert!(
+                l == line && m.contains(what),
+                "expected line {line}, `{what}`; got line {l}: {m}\n{bad}"
+            ),
+            Ok(_) => panic!("parsed:\n{bad}"),
+        }
+    }
+    // Another architecture or size class is another entry, not a second one.
+    let mut other = good.clone();
+    other.key.arch = "aarch64".into();
+    let mut small = good.clone();
+    small.key.size = "out=64x64".into();
+    assert!(CacheFile::parse(
+        &CacheFile {
+            entries: vec![good, other, small]
+        }
+        .to_text()
+    )
+    .is_ok());
+}
+
+#[test]
+fn the_algorithm_hash_ignores_layout_and_comments_but_not_edits() {
+    let base = hash_of(BLUR, "blur3x3");
+    let reformatted = "
+        /// A doc comment, which is an attribute.
+        fn blur3x3 ( input : Image<u16, 2> ) -> Image<u16, 2> {
+            // A comment.
+            let clamped = input.clamp_edge();   /* another */
+            blur_x(x, y) = (clamped(x - 1, y) as u32
+                + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+            out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+            out
+        }
+        schedule blur3x3 { out.parallel(y); }
+    ";
+    assert_eq!(hash_of(reformatted, "blur3x3"), base);
+    let edited = BLUR.replace("/ 3) as u16", "/ 4) as u16");
+    assert_ne!(hash_of(&edited, "blur3x3"), base);
+    let renamed = BLUR.replace("blur_x", "bx");
+    assert_ne!(hash_of(&renamed, "blur3x3"), base);
+    // Visibility, schedule blocks and other pipelines are not part of it.
+    let others = format!(
+        "pub {BLUR}\nfn other(input: Image<u8, 2>) -> Image<u8, 2> {{ out(x, y) = input(x, y); out }}"
+    );
+    assert_eq!(hash_of(&others, "blur3x3"), base);
+    assert_ne!(hash_of(&others, "other"), base);
+    // Tokens that a `macro_rules!` macro passed on arrive in invisible
+    // groups: the same algorithm.
+    let tokens: proc_macro2::TokenStream = BLUR.parse().unwrap();
+    let wrapped: proc_macro2::TokenStream = tokens
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                let inner = proc_macro2::Group::new(proc_macro2::Delimiter::None, g.stream());
+                let body = std::iter::once(proc_macro2::TokenTree::Group(inner)).collect();
+                proc_macro2::TokenTree::Group(proc_macro2::Group::new(
+                    proc_macro2::Delimiter::Brace,
+                    body,
+                ))
+            }
+            t => t,
+        })
+        .collect();
+    assert_eq!(algorithm_hash(&wrapped, "blur3x3"), Some(base));
+    // A template the pipeline may call is part of its algorithm.
+    let with_template = format!("{BLUR}\nfn t(f: Func) -> Func {{ g(x, y) = f(x, y); g }}");
+    assert_ne!(hash_of(&with_template, "blur3x3"), base);
+    // The hash is a constant of the format: the same text, the same value
+    // on every toolchain (FNV-1a of our own token spelling).
+    // (FNV's published test vectors.)
+    let fnv1a = pipeline_core::schedule::cache::fnv1a;
+    assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+}
+
+#[test]
+fn a_usable_entry_is_chosen_over_the_auto_scheduler() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let out = expand(
+        BLUR,
+        source_of(vec![entry("blur3x3", hash, "x86_64", TUNED)]),
+    );
+    let s = schedules(&out);
+    assert_eq!(s.len(), 2, "{out}");
+    assert!(
+        s[0].contains("// from pipeline-schedules.toml line 4: tuned on x86_64 (avx2), 1.234 ms, 2026-11-26, test machine")
+            && s[0].contains("blur_x.compute_at(out, y).vectorize(x, 16);"),
+        "{}",
+        s[0]
+    );
+    assert!(
+        s[1].contains("auto-scheduler: this target_arch has no entry for `blur3x3` in pipeline-schedules.toml (it has x86_64)")
+            && s[1].contains("chosen by the auto-scheduler"),
+        "{}",
+        s[1]
+    );
+    assert!(out.contains("# [cfg (target_arch = \"x86_64\")]"), "{out}");
+    assert!(
+        out.contains("# [cfg (not (any (target_arch = \"x86_64\")))]"),
+        "{out}"
+    );
+    // The file is an input of the crate.
+    assert!(
+        out.contains(":: core :: include_bytes ! (\"/crate/pipeline-schedules.toml\")"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_block_that_names_funcs_wins_over_an_entry() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let cache = || source_of(vec![entry("blur3x3", hash, "x86_64", TUNED)]);
+    let blocked = format!("{BLUR}\nschedule blur3x3 {{ out.parallel(y); }}");
+    let out = expand(&blocked, cache());
+    let s = schedules(&out);
+    assert_eq!(s.len(), 1, "{out}");
+    assert!(
+        !s[0].contains("pipeline-schedules.toml") && !out.contains("include_bytes"),
+        "{out}"
+    );
+    // `auto;` with funcs named: the block still wins (the auto-scheduler
+    // completes it).
+    let partial = format!("{BLUR}\nschedule blur3x3 {{ auto; out.parallel(y); }}");
+    let out = expand(&partial, cache());
+    assert_eq!(schedules(&out).len(), 1, "{out}");
+    assert!(!out.contains("include_bytes"), "{out}");
+    // A block of facts only (`auto;`, an estimate) leaves the choice to the
+    // cache, keyed by the block's size class.
+    let facts = format!("{BLUR}\nschedule blur3x3 {{ auto; estimate(out, 640, 480); }}");
+    let s = schedules(&expand(&facts, cache()));
+    assert!(
+        s.len() == 1
+            && s[0].contains(
+                "has no entry for `blur3x3` of size class `out=640x480` (it has `large` on line 4)"
+            ),
+        "{s:?}"
+    );
+    let mut sized = entry("blur3x3", hash, "x86_64", TUNED);
+    sized.key.size = "out=640x480".into();
+    let s = schedules(&expand(&facts, source_of(vec![sized])));
+    assert!(
+        s.len() == 2 && s[0].contains("from pipeline-schedules.toml"),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn stale_and_rejected_entries_fall_back_saying_why() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let stale = entry("blur3x3", hash ^ 1, "x86_64", TUNED);
+    let mut old_space = entry("blur3x3", hash, "aarch64", TUNED);
+    old_space.key.space = SPACE_VERSION + 1;
+    let s = schedules(&expand(BLUR, source_of(vec![stale, old_space])));
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert!(
+        s[0].contains("// auto-scheduler: the x86_64 entry for `blur3x3` (pipeline-schedules.toml line 4) is stale (the algorithm's hash differs")
+            && s[0].contains("the aarch64 entry for `blur3x3` (pipeline-schedules.toml line 20) is stale (it was tuned in schedule space v2")
+            && s[0].contains("// chosen by the auto-scheduler"),
+        "{}",
+        s[0]
+    );
+    let rejected = [
+        ("nosuch.parallel(y);", "is rejected: `nosuch` is not a func of pipeline `blur3x3`"),
+        ("auto;", "`auto;` belongs in blocks"),
+        ("out.bound(x, 0, 64);", "`bound`"),
+        ("input.dim(0).set_stride(3);", "its input layout is `input.dim(0).set_stride(3)`, and the pipeline's block declares none"),
+        ("out.parallel(x);\nblur_x.store_at(out, y).compute_at(out, x);", "is rejected: it does not lower: "),
+        ("} fn evil() {", "is rejected: "),
+    ];
+    for (text, why) in rejected {
+        let out = expand(
+            BLUR,
+            source_of(vec![entry("blur3x3", hash, "x86_64", text)]),
+        );
+        let s = schedules(&out);
+        assert!(
+            s.len() == 1 && s[0].contains(why) && !out.contains("compile_error"),
+            "{text}: {s:?}\n{out}"
+        );
+    }
+    let none = schedules(&expand(
+        BLUR,
+        source_of(vec![entry("other", hash, "x86_64", TUNED)]),
+    ));
+    assert!(
+        none[0].contains("// auto-scheduler: pipeline-schedules.toml has no entry for `blur3x3`"),
+        "{none:?}"
+    );
+}
+
+#[test]
+fn a_malformed_file_is_one_error_naming_the_file_and_line() {
+    let cache = CacheSource {
+        path: PathBuf::from("/crate/pipeline-schedules.toml"),
+        text: Ok("# tuned\n[[pipeline]]\nname = \"blur3x3\"\nshedule = \"\"\n".into()),
+    };
+    let two = format!("{BLUR}\n{}", BLUR.replace("blur3x3", "other"));
+    let out = expand(&two, cache);
+    assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+    assert!(
+        out.contains("schedule cache /crate/pipeline-schedules.toml:4: unknown field `shedule`"),
+        "{out}"
+    );
+    // Both pipelines are still generated.
+    assert_eq!(schedules(&out).len(), 2);
+    let unreadable = CacheSource {
+        path: PathBuf::from("/crate/missing.toml"),
+        text: Err("cannot be read: No such file".into()),
+    };
+    let out = expand(BLUR, unreadable);
+    assert!(
+        out.contains("schedule cache /crate/missing.toml: cannot be read"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_entry_that_is_used_computes_what_the_interpreter_computes() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let schedules = [
+        TUNED,
+        "blur_x.store_at(out, yo).compute_at(out, yi).vectorize(x, 8);\nout.split(y, yo, yi, 4).parallel(yo).vectorize(x, 8);\n",
+        "blur_x.compute_root().split(x, xo, xi, 4).parallel(y);\nout.tile(x, y, xo, yo, xi, yi, 8, 2).parallel(yo);\n",
+    ];
+    for text in schedules {
+        let cache = source_of(vec![entry("blur3x3", hash, "x86_64", text)]);
+        let (p, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
+        assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
+        let lowered = &variants.cached[0].1;
+        assert!(
+            lowered.schedule.contains("from pipeline-schedules.toml"),
+            "{}",
+            lowered.schedule
+        );
+        let mut rng = Rng(11);
+        for &(w, h) in &[(1usize, 1usize), (7, 5), (37, 23), (70, 45)] {
+            let (inputs, outputs) = images(&p, w, h, &mut rng);
+            let params = params_of(&p);
+            let mut want = outputs.clone();
+            let mut got = outputs;
+            interp::run(&p, &inputs, &params, &mut want).unwrap();
+            pipeline_core::exec::run_lowered(lowered, &inputs, &params, &mut got).unwrap();
+            assert!(
+                same_bits(&got[0], &want[0]),
+                "{w}x{h} under\n{}",
+                lowered.schedule
+            );
+        }
+    }
+}
+
+#[test]
+fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
+    // What the tuner starts from: `SCHEDULE`'s body as an entry gives the
+    // same loop nest.
+    let (p, auto) = pipeline_core::scheduled_from_source(BLUR, "blur3x3").unwrap();
+    let auto = pipeline_core::lower_pipeline(&p, &auto).unwrap_or_else(|e| panic!("{}", e.message));
+    let body: String = auto
+        .schedule
+        .lines()
+        .skip(1)
+        .filter(|l| *l != "}")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let cache = source_of(vec![entry(
+        "blur3x3",
+        hash_of(BLUR, "blur3x3"),
+        "x86_64",
+        &body,
+    )]);
+    let (_, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
+    assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
+    assert_eq!(variants.cached[0].1.text, auto.text);
+}
+
+#[test]
+fn the_key_of_a_pipeline_holds_what_its_block_declares() {
+    let key = pipeline_core::cache_key_from_source(BLUR, "blur3x3", "x86_64").unwrap();
+    assert_eq!(
+        (
+            key.size.as_str(),
+            key.layout.as_str(),
+            key.arch.as_str(),
+            key.space
+        ),
+        ("large", "", "x86_64", SPACE_VERSION)
+    );
+    assert_eq!(key.algorithm, hash_of(BLUR, "blur3x3"));
+    let declared = format!(
+        "{BLUR}\nschedule blur3x3 {{ auto; estimate(input, 642, 482); estimate(out, 640, 480); input.dim(0).set_stride(2); }}"
+    );
+    let key = pipeline_core::cache_key_from_source(&declared, "blur3x3", "aarch64").unwrap();
+    assert_eq!(key.size, "input=642x482,out=640x480");
+    assert_eq!(key.layout, "input.dim(0).set_stride(2)");
+}
+
+/// The hash walks the user's tokens, not syn's trees: 10,000 nested
+/// parentheses expand with a cache on a stack of rustc's size.
+#[test]
+fn deeply_nested_pipelines_hash_on_rustcs_stack() {
+    let depth = 10_000;
+    let source = format!(
+        "fn nested(input: Image<f32, 2>) -> Image<f32, 2> {{ out(x, y) = {}input(x, y){}; out }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let found = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let tokens: proc_macro2::TokenStream =
+                stacker::grow(1 << 30, || source.parse().expect("tokens"));
+            let cache = source_of(vec![entry("nested", 0, "x86_64", "out.parallel(y);")]);
+            pipeline_core::expand_with_cache(tokens, Some(cache))
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "nested"))
+        })
+        .unwrap()
+        .join()
+        .expect("the expansion finished");
+    assert!(found);
+}
+
+/// A hand edit can leave anything: every one-character deletion or
+/// insertion of a written file parses or is an error at a line of the
+/// file, never a panic.
+#[test]
+fn any_small_edit_parses_or_is_an_error_at_a_line() {
+    let mut odd = entry("blur3x3", 7, "x86_64", "a \"quoted\" \\ text\n\ttab é\n");
+    odd.key.layout = "input.dim(0).set_stride(2)".into();
+    let text = CacheFile {
+        entries: vec![entry("blur3x3", 1, "aarch64", TUNED), odd],
+    }
+    .to_text();
+    let lines = text.lines().count() + 1;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut edits = 0;
+    for &(at, ch) in &chars {
+        let mut variants = vec![format!("{}{}", &text[..at], &text[at + ch.len_utf8()..])];
+        for insert in [
+            '"', '\'', '\\', '\n', '\r', '[', ']', '=', '#', '_', '0', 'u', 'é', '\u{1}',
+        ] {
+            variants.push(format!("{}{insert}{}", &text[..at], &text[at..]));
+        }
+        for edited in variants {
+            let result = std::panic::catch_unwind(|| CacheFile::parse(&edited));
+            match result {
+                Ok(Ok(_)) => {}
+                Ok(Err((line, message))) => assert!(
+                    (1..=lines).contains(&line) && !message.is_empty(),
+                    "line {line}: {message}\n{edited}"
+                ),
+                Err(_) => panic!("the parser panicked on\n{edited}"),
+            }
+            edits += 1;
+        }
+    }
+    assert!(edits > 5000);
+}
