@@ -360,7 +360,7 @@ fn what_the_user_pins_is_kept() {
 }
 
 #[test]
-fn producers_of_several_groups_or_resolutions_are_computed_at_root() {
+fn producers_of_several_groups_are_computed_at_root() {
     let source = "
         pub fn shared(input: Image<f32, 2>) -> (Image<f32, 2>, Image<f32, 2>) {
             s(x, y) = input.clamp_edge()(x - 1, y) + input.clamp_edge()(x + 1, y);
@@ -376,14 +376,50 @@ fn producers_of_several_groups_or_resolutions_are_computed_at_root() {
         "{}",
         plan.report
     );
-    assert_eq!(
-        of(&p, &plan, "a").decision,
-        Decision::Head,
-        "{}",
-        plan.report
-    );
     assert_eq!(of(&p, &plan, "s").directives[0], "compute_root()");
+    // `half` alone reads `a`, at twice its resolution: `a` is computed for
+    // each strip of `half`, the rows that strip reads.
+    let half = p.outputs[0];
+    let a = of(&p, &plan, "a");
+    assert_eq!(a.decision, Decision::Fused { head: half }, "{}", plan.report);
+    assert_eq!(a.directives[0], "compute_at(half, yo)");
     agrees(source, "shared");
+}
+
+#[test]
+fn a_pyramid_level_computes_its_resampled_pass_per_strip() {
+    // Each level reads the horizontal pass at `2 y + k` (REDUCE) and the
+    // upsampling reads its own at `y / 2 + k` (EXPAND); a producer read
+    // at another resolution by several groups, or through a data-dependent
+    // coordinate, stays at root.
+    let source = "
+        pub fn levels(input: Image<f32, 2>) -> (Image<f32, 2>, Image<f32, 2>) {
+            rx(x, y) = input.mirror()(2 * x - 1, y) + input.mirror()(2 * x + 1, y);
+            down(x, y) = rx(x, 2 * y - 1) + 2.0 * rx(x, 2 * y) + rx(x, 2 * y + 1);
+            ux(x, y) = down(x / 2, y) + down(x / 2 + 1, y);
+            up(x, y) = ux(x, y / 2) * 0.5 + ux(x, y / 2 + 1) * 0.5;
+            let e = input.clamp_edge();
+            table(i, j) = exp(e(i, j)) + sqrt(e(i, j) + 1.0) * 3.0 - exp(e(i, j) * 0.5);
+            looked(x, y) = {
+                let k = clamp(input(x, y) as i32, 0, 3);
+                up(x, y) + table(k, y / 2) + table(k + 1, y / 2)
+            };
+            (down, looked)
+        }";
+    let (p, plan) = plan(source, "levels", &Machine::default());
+    let (down, looked) = (p.outputs[0], p.outputs[1]);
+    let rx = of(&p, &plan, "rx");
+    assert_eq!(rx.decision, Decision::Fused { head: down }, "{}", plan.report);
+    assert_eq!(rx.directives[0], "compute_at(down, yo)");
+    let ux = of(&p, &plan, "ux");
+    assert_eq!(ux.decision, Decision::Fused { head: looked }, "{}", plan.report);
+    assert_eq!(ux.directives[0], "compute_at(looked, yo)");
+    // `down` is an output and read by `ux`: a head of its own.
+    assert_eq!(of(&p, &plan, "down").decision, Decision::Head);
+    let table = of(&p, &plan, "table");
+    assert_eq!(table.decision, Decision::Head, "{}", plan.report);
+    assert_eq!(table.directives[0], "compute_root()");
+    agrees(source, "levels");
 }
 
 #[test]

@@ -71,6 +71,10 @@ pub struct Edge {
     pub shifts: Vec<Option<(i64, i64)>>,
     /// The consumer reads it from an update definition.
     pub in_update: bool,
+    /// Every read's coordinate in each dimension is a function of the
+    /// consumer's own variable of that dimension alone: shifted, or at
+    /// another resolution (`2 * y + k`, `y / 2 + k`).
+    pub resampled: bool,
 }
 
 impl Edge {
@@ -86,6 +90,15 @@ impl Edge {
         !self.in_update && self.shifts.iter().all(Option::is_some)
     }
 
+    /// Every read is the consumer's point, shifted or at another
+    /// resolution, dimension for dimension (a pyramid level's passes),
+    /// and some read is at another resolution: the producer can be
+    /// computed for each of the consumer's strips, the rows the strip
+    /// reads.
+    pub fn resampled(&self) -> bool {
+        !self.in_update && self.resampled && !self.stencil()
+    }
+
     /// How many more rows (in dimension `d`) than the consumer's a read needs.
     pub fn overlap(&self, d: usize) -> i64 {
         match self.shifts.get(d).copied().flatten() {
@@ -93,6 +106,21 @@ impl Edge {
             None => 0,
         }
     }
+}
+
+/// The one pure variable `e` names, if it names exactly one.
+fn only_var(e: &Expr) -> Option<usize> {
+    let mut found: Option<Option<usize>> = None;
+    e.visit(&mut |n| {
+        if let ExprKind::Var(v) = n.kind {
+            found = match found {
+                None => Some(Some(v)),
+                Some(Some(w)) if w == v => Some(Some(v)),
+                _ => Some(None),
+            };
+        }
+    });
+    found.flatten()
 }
 
 /// Every consumer of `f` with how it reads `f`.
@@ -106,6 +134,7 @@ pub fn edges(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Vec<Edge> {
                 reads: 0,
                 shifts: vec![Some((i64::MAX, i64::MIN)); dims],
                 in_update: false,
+                resampled: true,
             };
             for (update, e) in p.definition_exprs(c) {
                 e.visit(&mut |n| {
@@ -118,6 +147,11 @@ pub fn edges(p: &Pipeline, f: FuncId, consumers: &[FuncId]) -> Vec<Edge> {
                     edge.reads += 1;
                     edge.in_update |= update.is_some();
                     for (d, a) in args.iter().enumerate() {
+                        edge.resampled &= match coord(a) {
+                            Coord::Shift { var, .. } => var == d,
+                            Coord::Scaled => only_var(a) == Some(d),
+                            _ => false,
+                        };
                         edge.shifts[d] = match (edge.shifts[d], coord(a)) {
                             (Some((lo, hi)), Coord::Shift { var, k }) if var == d => {
                                 Some((lo.min(k), hi.max(k)))

@@ -17,6 +17,8 @@ pub(super) struct Group<'a> {
     pub members: Vec<FuncId>,
     /// How each func is read by its consumers.
     pub edges_of: &'a [Vec<Edge>],
+    /// The members computed for each strip, not row by row.
+    pub per_strip: &'a [bool],
     /// Estimated extents of every func, per dimension.
     pub extents: &'a [Vec<i64>],
     /// Whether the head is an output (else it is computed at root).
@@ -268,6 +270,7 @@ fn column_tile(g: &Group, s: usize, width: i64) -> (Option<i64>, i64) {
     let column_bytes: i64 = g
         .members
         .iter()
+        .filter(|&&f| !g.per_strip[f])
         .map(|&f| {
             let rows = g.edges_of[f]
                 .iter()
@@ -290,7 +293,12 @@ fn column_tile(g: &Group, s: usize, width: i64) -> (Option<i64>, i64) {
 fn member_plan(g: &Group, f: FuncId, halo: i64, store_loop: &str, yi: &str) -> FuncPlan {
     let name = &g.q.funcs[g.head].name;
     let mut directives = Vec::new();
-    let why = if halo > 0 {
+    let why = if g.per_strip[f] {
+        directives.push(format!("compute_at({name}, {store_loop})"));
+        format!(
+            "read by `{name}` only, at another resolution: computed for each of its strips, the rows the strip reads"
+        )
+    } else if halo > 0 {
         directives.push(format!("store_at({name}, {store_loop})"));
         directives.push(format!("compute_at({name}, {yi})"));
         format!(

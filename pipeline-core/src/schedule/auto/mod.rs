@@ -19,8 +19,13 @@
 //!    computed a row at a time inside the head's strips, sliding down them
 //!    when its consumers read overlapping rows (`store_at` the strip loop,
 //!    `compute_at` the row loop), so each row is computed once per strip
-//!    and stays in cache. Any other func (read at another resolution, at
-//!    data-dependent coordinates, or by several groups) heads its own
+//!    and stays in cache. A func only the head reads, each coordinate a
+//!    function of the head's own variable of its dimension at another
+//!    resolution (`2 * y + k`, `y / 2 + k`: a pyramid level's horizontal
+//!    pass), joins too, computed for each strip of the head (`compute_at`
+//!    the strip loop): the rows the strip reads, a few of them again at
+//!    the next strip. Any other func (read at data-dependent coordinates,
+//!    or by several groups) heads its own
 //!    group, computed at root, and so does a func that would make a group
 //!    larger than [`MAX_GROUP_MEMBERS`] (a group is one function for LLVM,
 //!    whose build time grows with the square of its size).
@@ -53,7 +58,7 @@ use std::fmt::Write;
 
 /// The version of the auto-scheduler's rules. Any change of the schedules
 /// it chooses comes with a new version (and reviewed golden files).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// A func doing at most this many operations on values it reads at its own
 /// point is inlined even into consumers that read it at several points.
@@ -192,7 +197,11 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
     let live_q = q.live_funcs();
     let fixed: Vec<Vec<(usize, i64, i64)>> = base.funcs.iter().map(|f| f.bounds.clone()).collect();
     let regions = model::estimate_regions(&q, &fixed, opts.estimates);
-    let (head_of, edges_of) = group(p, &q, opts);
+    let Grouping {
+        head_of,
+        edges_of,
+        per_strip,
+    } = group(p, &q, opts);
 
     // 3 and 4. The loops of each group.
     for &h in live_q.iter().rev() {
@@ -210,6 +219,7 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
             head: h,
             members,
             edges_of: &edges_of,
+            per_strip: &per_strip,
             extents: &regions.extents,
             output: p.outputs.contains(&h),
             hosts_pinned: base.is_compute_target(h),
@@ -296,15 +306,17 @@ fn inline(
 }
 
 /// Step 2, grouping, consumers first, of the funcs of `q` (the pipeline after
-/// inlining): the head of each func's group (itself for a head), and how
-/// each func's consumers read it.
-fn group(p: &Pipeline, q: &Pipeline, opts: &Options) -> (Vec<Option<FuncId>>, Vec<Vec<Edge>>) {
+/// inlining): the head of each func's group (itself for a head), how each
+/// func's consumers read it, and which members are computed per strip
+/// (read by their head at another resolution) rather than per row.
+fn group(p: &Pipeline, q: &Pipeline, opts: &Options) -> Grouping {
     let pinned = |f: FuncId| opts.pinned.get(f).copied().unwrap_or(false);
     let live_q = q.live_funcs();
     let consumers = consumer_map(q, &live_q);
     let mut head_of: Vec<Option<FuncId>> = vec![None; p.funcs.len()];
     let mut edges_of: Vec<Vec<Edge>> = vec![Vec::new(); p.funcs.len()];
     let mut members_of = vec![0usize; p.funcs.len()];
+    let mut per_strip = vec![false; p.funcs.len()];
     for &f in live_q.iter().rev() {
         let func = &q.funcs[f];
         if pinned(f) || p.outputs.contains(&f) || !func.updates.is_empty() {
@@ -314,22 +326,45 @@ fn group(p: &Pipeline, q: &Pipeline, opts: &Options) -> (Vec<Option<FuncId>>, Ve
         let edges = access::edges(q, f, &consumers[f]);
         let heads: Vec<Option<FuncId>> = consumers[f].iter().map(|&c| head_of[c]).collect();
         let head = heads.first().copied().flatten();
-        let joins = opts.fuse
+        let fusable = opts.fuse
             && head.is_some_and(|h| {
                 heads.iter().all(|&g| g == Some(h))
                     && !pinned(h)
                     && q.funcs[h].updates.is_empty()
                     && q.funcs[h].dims() >= 2
                     && q.funcs[h].dims() == func.dims()
-                    && consumers[f].iter().all(|&c| !pinned(c))
-                    && edges.iter().all(Edge::stencil)
+                    && consumers[f].iter().all(|&c| !pinned(c) && !per_strip[c])
+                    && members_of[h] < MAX_GROUP_MEMBERS
             });
-        let joins = joins && head.is_some_and(|h| members_of[h] < MAX_GROUP_MEMBERS);
+        // A stencil of its consumers slides down the head's strips; a func
+        // only the head reads, at another resolution, is computed for each
+        // strip (a pyramid level's horizontal pass inside the level).
+        let stencil = fusable && edges.iter().all(Edge::stencil);
+        let resampled = fusable
+            && !stencil
+            && consumers[f].iter().all(|&c| Some(c) == head)
+            && edges.iter().all(Edge::resampled);
+        let joins = stencil || resampled;
         if let (true, Some(h)) = (joins, head) {
             members_of[h] += 1;
         }
+        per_strip[f] = resampled;
         head_of[f] = if joins { head } else { Some(f) };
         edges_of[f] = edges;
     }
-    (head_of, edges_of)
+    Grouping {
+        head_of,
+        edges_of,
+        per_strip,
+    }
+}
+
+/// What step 2 decided.
+struct Grouping {
+    /// The head of each func's group (itself for a head).
+    head_of: Vec<Option<FuncId>>,
+    /// How each func's consumers read it.
+    edges_of: Vec<Vec<Edge>>,
+    /// The members computed for each strip of their head, not row by row.
+    per_strip: Vec<bool>,
 }
