@@ -381,7 +381,12 @@ fn producers_of_several_groups_are_computed_at_root() {
     // each strip of `half`, the rows that strip reads.
     let half = p.outputs[0];
     let a = of(&p, &plan, "a");
-    assert_eq!(a.decision, Decision::Fused { head: half }, "{}", plan.report);
+    assert_eq!(
+        a.decision,
+        Decision::Fused { head: half },
+        "{}",
+        plan.report
+    );
     assert_eq!(a.directives[0], "compute_at(half, yo)");
     agrees(source, "shared");
 }
@@ -409,10 +414,20 @@ fn a_pyramid_level_computes_its_resampled_pass_per_strip() {
     let (p, plan) = plan(source, "levels", &Machine::default());
     let (down, looked) = (p.outputs[0], p.outputs[1]);
     let rx = of(&p, &plan, "rx");
-    assert_eq!(rx.decision, Decision::Fused { head: down }, "{}", plan.report);
+    assert_eq!(
+        rx.decision,
+        Decision::Fused { head: down },
+        "{}",
+        plan.report
+    );
     assert_eq!(rx.directives[0], "compute_at(down, yo)");
     let ux = of(&p, &plan, "ux");
-    assert_eq!(ux.decision, Decision::Fused { head: looked }, "{}", plan.report);
+    assert_eq!(
+        ux.decision,
+        Decision::Fused { head: looked },
+        "{}",
+        plan.report
+    );
     assert_eq!(ux.directives[0], "compute_at(looked, yo)");
     // `down` is an output and read by `ux`: a head of its own.
     assert_eq!(of(&p, &plan, "down").decision, Decision::Head);
