@@ -59,7 +59,7 @@ use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The most lanes a vectorized loop is emitted with; wider loops stay scalar.
 pub const MAX_LANES: usize = 64;
@@ -143,10 +143,9 @@ struct Lanes<'g, 'a> {
     vector_lets: RefCell<HashMap<usize, Ident>>,
     /// The gathers and taps bound in `loads`.
     gathers: RefCell<Bound>,
-    /// For each source and non-constant parts of coordinates (by their
-    /// text), how many distinct constant offsets the loads of the store
-    /// being emitted add to them: two or more are read as taps.
-    tap_counts: RefCell<HashMap<String, usize>>,
+    /// The loads of the store being emitted (by node) that read as taps
+    /// ([`Lanes::plan_taps`]).
+    tapped: RefCell<HashSet<*const Expr>>,
     /// The rows (view and coordinates past the first) whose next row the
     /// store being emitted prefetches.
     prefetched: RefCell<Vec<String>>,
@@ -184,7 +183,7 @@ impl Gen<'_> {
             loads: Default::default(),
             vector_lets: Default::default(),
             gathers: Default::default(),
-            tap_counts: Default::default(),
+            tapped: Default::default(),
             prefetched: Default::default(),
             phase_of: Default::default(),
             phase_groups: Default::default(),

@@ -70,7 +70,7 @@ impl Lanes<'_, '_> {
         {
             return Ok(None);
         }
-        if let Some(taps) = self.tap(source, args)? {
+        if let Some(taps) = self.tap(e, source, args)? {
             return Ok(Some(taps));
         }
         let w = self.lanes_lit();
@@ -101,8 +101,12 @@ impl Lanes<'_, '_> {
     /// interpolation reads): the group's offsets are computed once, at
     /// the first of its loads emitted (`View::tap_offsets`), and each
     /// load reads its lanes at them plus its distance from that load
-    /// (`View::taps`). `None` for a load without others in its group.
-    fn tap(&self, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+    /// (`View::taps`). `None` for a load [`Lanes::plan_taps`] did not
+    /// put in a group.
+    fn tap(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+        if !self.tapped.borrow().contains(&(e as *const Expr)) {
+            return Ok(None);
+        }
         let (rests, consts): (Vec<Option<Expr>>, Vec<i128>) = args
             .iter()
             .map(|a| {
@@ -110,10 +114,6 @@ impl Lanes<'_, '_> {
                 (rest.cloned(), k)
             })
             .unzip();
-        let key = format!("{source:?} {rests:?}");
-        if self.tap_counts.borrow().get(&key).copied().unwrap_or(0) < 2 {
-            return Ok(None);
-        }
         let (view, _) = self.view(source);
         let w = self.lanes_lit();
         let found = self
@@ -158,11 +158,11 @@ impl Lanes<'_, '_> {
         })))
     }
 
-    /// Counts, for each source and non-constant parts of coordinates,
-    /// the distinct constants that the loads `value` evaluates in every
-    /// lane add to them ([`Lanes::tap`]).
+    /// Finds the loads `value` evaluates in every lane that read as taps
+    /// ([`Lanes::tap`]): those of a source and non-constant parts of
+    /// coordinates to which the loads add at least two distinct constants.
     pub(super) fn plan_taps(&self, value: &Expr) {
-        let mut seen: HashMap<String, Vec<Vec<i128>>> = HashMap::new();
+        let mut seen: HashMap<String, (Vec<Vec<i128>>, Vec<*const Expr>)> = HashMap::new();
         visit_every_lane(value, &mut |n| {
             let ExprKind::Load { source, args, .. } = &n.kind else {
                 return;
@@ -172,12 +172,17 @@ impl Lanes<'_, '_> {
             }
             let (rests, consts): (Vec<Option<&Expr>>, Vec<i128>) =
                 args.iter().map(split_constant).unzip();
-            let ks = seen.entry(format!("{source:?} {rests:?}")).or_default();
+            let (ks, nodes) = seen.entry(format!("{source:?} {rests:?}")).or_default();
             if !ks.contains(&consts) {
                 ks.push(consts);
             }
+            nodes.push(n as *const Expr);
         });
-        *self.tap_counts.borrow_mut() = seen.into_iter().map(|(k, v)| (k, v.len())).collect();
+        *self.tapped.borrow_mut() = seen
+            .into_values()
+            .filter(|(ks, _)| ks.len() >= 2)
+            .flat_map(|(_, nodes)| nodes)
+            .collect();
     }
 
     /// The stride in memory of a load evaluated in every lane whose first
