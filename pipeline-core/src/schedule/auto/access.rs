@@ -91,12 +91,11 @@ impl Edge {
     }
 
     /// Every read is the consumer's point, shifted or at another
-    /// resolution, dimension for dimension (a pyramid level's passes),
-    /// and some read is at another resolution: the producer can be
-    /// computed for each of the consumer's strips, the rows the strip
-    /// reads.
+    /// resolution, dimension for dimension (a pyramid level's passes):
+    /// the producer can be computed for each of the consumer's strips,
+    /// the rows the strip reads.
     pub fn resampled(&self) -> bool {
-        !self.in_update && self.resampled && !self.stencil()
+        !self.in_update && self.resampled
     }
 
     /// How many more rows (in dimension `d`) than the consumer's a read needs.

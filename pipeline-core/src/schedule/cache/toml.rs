@@ -432,28 +432,26 @@ impl Cursor<'_> {
 
 /// `s` as a one-line basic string.
 pub(super) fn basic(s: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '\n' => out.push_str("\\n"),
-            _ => escape_into(ch, &mut out),
-        }
-    }
-    out.push('"');
-    out
+    quoted(s, "\"", "\"", "\\n")
 }
 
 /// `s` as a multi-line basic string: the opening quotes on a line of their
 /// own, so the text reads as written.
 pub(super) fn basic_multi_line(s: &str) -> String {
-    let mut out = String::from("\"\"\"\n");
+    quoted(s, "\"\"\"\n", "\"\"\"", "\n")
+}
+
+/// `s` between `open` and `close`, its line breaks written as `newline`
+/// and every other character escaped as a basic string needs.
+fn quoted(s: &str, open: &str, close: &str, newline: &str) -> String {
+    let mut out = String::from(open);
     for ch in s.chars() {
         match ch {
-            '\n' => out.push('\n'),
+            '\n' => out.push_str(newline),
             _ => escape_into(ch, &mut out),
         }
     }
-    out.push_str("\"\"\"");
+    out.push_str(close);
     out
 }
 
