@@ -274,6 +274,29 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         unsafe { core::ptr::read_unaligned(self.dense_ptr(c, W) as *const [T; W]) }
     }
 
+    /// The `W` elements at coordinates `c[0] + (i + odd) / 2` along
+    /// dimension 0 (lane `i`), unchecked: for vectorized generated code
+    /// reading at `x / 2 + k` along a vectorized `x`, `c` being lane 0's
+    /// coordinates and `odd` whether lane 0's `x` is odd. Reads the
+    /// `(W - 1 + odd) / 2 + 1` elements once and doubles them in registers
+    /// of the level `isa` ([`crate::rt::simd::Upsample`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`View::load_dense`], for those elements: each is a lane's.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_doubled<I, const W: usize>(&self, isa: I, c: [i64; N], odd: bool) -> [T; W]
+    where
+        I: crate::rt::simd::Upsample<T>,
+    {
+        let span = (W + odd as usize).saturating_sub(1) / 2 + 1;
+        // SAFETY: the span is consecutive elements inside the view (the
+        // caller's promise, which `dense_ptr` needs too).
+        unsafe { isa.load_doubled::<W>(self.dense_ptr(c, span), odd) }
+    }
+
     /// The `W` elements at coordinates `c[0] + i` along dimension 0, each
     /// clamped into `[min, min + extent)` as [`crate::rt::clamp_coord`] does
     /// (an input read through `clamp_edge`), for the edges of vectorized

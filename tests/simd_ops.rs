@@ -30,7 +30,7 @@
 
 use pipeline::rt::simd::{
     Arith, Average, Bits, CastTo, Cmp, Convert, Deinterleave, DivSmall, Float, Gather, Int, MulAdd,
-    NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select, U8Blocks,
+    NarrowFitting, Num, Reverse, Round, SatConvert, Scalar, Select, U8Blocks, Upsample,
 };
 #[cfg(target_arch = "x86_64")]
 use pipeline::rt::simd::{Avx2, Avx512, Avx512Vbmi, Sse41};
@@ -847,6 +847,54 @@ fn reversals_mirror_the_lanes() {
         at_lengths!(reversals::<_, u64>(level, &mut m));
         at_lengths!(reversals::<_, i64>(level, &mut m));
         at_lengths!(reversals::<_, f64>(level, &mut m));
+    });
+    m.assert_none();
+}
+
+/// [`Upsample`] of level `L` on `T` at length `N`, from an even and from an
+/// odd first lane: lane `i` must hold `p[(i + odd) / 2]`, read from spans of
+/// exactly the `(N - 1 + odd) / 2 + 1` values the lanes cover ([`cuts`]).
+fn doublings<L: Upsample<T>, T: Lane + Default, const N: usize>(level: L, m: &mut Mismatches) {
+    let mut c = At::<N>::new::<L>(m, name::<T>());
+    let (at, inputs) = cuts::<T, N>();
+    for odd in [false, true] {
+        let load = |x: [(usize, usize); N]| {
+            let span: Vec<T> = (0..(N - 1 + odd as usize) / 2 + 1)
+                .map(|k| at(x[0].0, k))
+                .collect();
+            // SAFETY: the span holds exactly the elements read.
+            unsafe { level.load_doubled::<N>(span.as_ptr(), odd) }
+        };
+        let op = if odd {
+            "load_doubled (odd)"
+        } else {
+            "load_doubled"
+        };
+        c.one(op, &inputs, load, |(start, lane)| {
+            at(start, (lane + odd as usize) / 2)
+        });
+    }
+}
+
+#[test]
+fn doubled_loads_repeat_each_element() {
+    let mut m = Mismatches::default();
+    each_level!(|level| {
+        at_lengths!(doublings::<_, u8>(level, &mut m));
+        at_lengths!(doublings::<_, i8>(level, &mut m));
+        at_lengths!(doublings::<_, u16>(level, &mut m));
+        at_lengths!(doublings::<_, i16>(level, &mut m));
+        at_lengths!(doublings::<_, u32>(level, &mut m));
+        at_lengths!(doublings::<_, i32>(level, &mut m));
+        at_lengths!(doublings::<_, f32>(level, &mut m));
+        at_lengths!(doublings::<_, u64>(level, &mut m));
+        at_lengths!(doublings::<_, i64>(level, &mut m));
+        at_lengths!(doublings::<_, f64>(level, &mut m));
+        // Whole registers at every level, odd lengths the scalar tails.
+        doublings::<_, u8, 128>(level, &mut m);
+        doublings::<_, f32, 16>(level, &mut m);
+        doublings::<_, f32, 8>(level, &mut m);
+        doublings::<_, u16, 32>(level, &mut m);
     });
     m.assert_none();
 }

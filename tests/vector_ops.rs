@@ -419,13 +419,25 @@ averages!(u16_averages(u16 => u32), v128 = 8, v512 = 32);
 /// offsets; strided reads (strides 2, 3, 4 and -1); reads at data-dependent
 /// coordinates (gathers) of an input and of a lookup table func, and at
 /// constant distances from such coordinates (taps); boundary
-/// conditions on varying and on uniform coordinates; a vectorized update.
+/// conditions on varying and on uniform coordinates; a vectorized update;
+/// loads at `x / 2 + k` (upsampling, from even and odd first lanes) of an
+/// input and of a func, in both branches of a select that varies by lane,
+/// beside a load through `constant` that only its branch may evaluate.
 macro_rules! memory {
     ($group:ident($t:ident), $($width:ident = $w:tt),*) => {
         vectorized! {
-            $group($t) -> (neighbours: $t, strided: $t, gathered: $t, bordered: $t, updated: $t) {
+            $group($t) -> (
+                neighbours: $t, strided: $t, gathered: $t, bordered: $t, updated: $t,
+                upsampled: $t,
+            ) {
                 let clamped = a.clamp_edge();
                 let mirrored = b.mirror();
+                let fenced = b.constant(9 as $t);
+                half(x, y) = a(x, y) ^ b(x + 1, y) * 3;
+                upsampled(x, y) = select(x % 2 == 0,
+                    a(x / 2 - 1, y) ^ a(x / 2, y) * 3 ^ half(x / 2 + 1, y) * 5,
+                    b(x / 2, y) * 7 ^ half((x + 1) / 2, y))
+                    ^ select(x % 3 == 0, fenced(4 * x - 9, y), a(x, y));
                 lut(i) = (i * 37 % 101) as $t;
                 acc(x, y) = a(x, y);
                 for r in rdom(0..3) {
@@ -446,6 +458,7 @@ macro_rules! memory {
             extra {
                 lut.compute_root().vectorize(i, 8);
                 acc.compute_root().update(0).reorder(x, r).vectorize(x, 16);
+                half.compute_root();
             }
             widths $($width = $w),*
         }

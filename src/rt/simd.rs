@@ -443,6 +443,28 @@ pub trait Reverse<T: Copy + Default>: Copy {
     }
 }
 
+/// Loads of each element twice, at one level: a load at `x / 2 + k` along a
+/// vectorized `x` (the EXPAND of a pyramid, any upsampling by two) reads the
+/// `N / 2` or so elements its lanes cover once and doubles them in
+/// registers, instead of a load a lane. The x86 levels double half a
+/// register's elements with a permute and an unpack, and take the odd
+/// lanes of a second such read one element on when the first lane is odd.
+pub trait Upsample<T: Copy + Default>: Copy {
+    /// `[p[odd / 2], p[(1 + odd) / 2], ..., p[(N - 1 + odd) / 2]]`, with
+    /// `odd` as 0 or 1: the elements at `x / 2` for `x` from an even
+    /// (`odd == false`) or odd first lane on. Reads
+    /// `p[0..=(N - 1 + odd) / 2]` only.
+    ///
+    /// # Safety
+    ///
+    /// Those elements must be readable.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn load_doubled<const N: usize>(self, p: *const T, odd: bool) -> [T; N] {
+        // SAFETY: the caller makes the span readable.
+        core::array::from_fn(|i| unsafe { p.add((i + odd as usize) / 2).read() })
+    }
+}
+
 /// Loads of one element a lane from offsets computed in a vector, at one
 /// level: a gather (`grid(x / 8, y / 8, z)` in a bilateral grid, a lookup
 /// table at computed indices). By default one load a lane, reading each
@@ -664,6 +686,7 @@ macro_rules! defaults {
         impl $crate::rt::simd::Deinterleave<$t> for $level {}
         impl $crate::rt::simd::Reverse<$t> for $level {}
         impl $crate::rt::simd::Gather<$t> for $level {}
+        impl $crate::rt::simd::Upsample<$t> for $level {}
     )*};
     (@cast $level:ty; $($a:ident)*) => {$(
         defaults!(@castto $level; $a; u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);

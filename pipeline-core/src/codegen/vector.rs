@@ -18,9 +18,12 @@
 //! reversed, with another constant stride a strided load. The stride that
 //! counts is the one in memory: the ramp's times that of the input's
 //! dimension 0 when the schedule declares it (`rgb.dim(0).set_stride(3)`
-//! makes `rgb(x, y, c)` a load of stride 3). Any other load (a
-//! gather, or one under a `select` branch, which the scalar code would not
-//! evaluate in every lane) stays in the lane loop. The value is then
+//! makes `rgb(x, y, c)` a load of stride 3); at `x / 2 + k`, a dense load
+//! of half as many elements, each doubled in registers. Other loads are
+//! gathers. A `select` whose test varies by lane is a blend of both
+//! branches computed in every lane (bounds inference covers both), unless
+//! a branch loads through `constant(v)` at coordinates its test does not
+//! also load: that select stays in the lane loop. The value is then
 //! computed by one loop over the lanes of straight-line scalar code on those
 //! arrays, which the kernel's instruction-set level (one `#[target_feature]`
 //! copy per level) compiles to vector instructions of that level, and stored
@@ -707,9 +710,11 @@ impl Lanes<'_, '_> {
             ExprKind::Let { .. } => true,
             ExprKind::Select(c, a, b) if self.is_uniform(c) => [c, a, b].iter().all(|e| closed(e)),
             // A comparison choosing between values computed in every lane:
-            // a blend. A load under a branch must also be in the test
-            // (bounds inference may rely on the test for the others, which
-            // stay in the lane loop).
+            // a blend. Bounds inference takes no select's test into account,
+            // so a load under a branch is in range in every lane, except
+            // through `constant(v)`'s clamp, whose demand is only what lies
+            // inside the source (`BoundaryMode::GuardedClamp`): such a load
+            // must also be in the test, else it stays in the lane loop.
             ExprKind::Select(c, a, b) => {
                 // Loads as (source, coordinates): call sites differ.
                 let mut tested = Vec::new();
@@ -718,10 +723,24 @@ impl Lanes<'_, '_> {
                         tested.push((*source, args.clone()));
                     }
                 });
+                let guarded_clamp = |args: &[Expr]| {
+                    args.iter().any(|a| {
+                        a.any(&mut |n| {
+                            matches!(
+                                n.kind,
+                                ExprKind::Boundary {
+                                    mode: BoundaryMode::GuardedClamp,
+                                    ..
+                                }
+                            )
+                        })
+                    })
+                };
                 let safe = |x: &Expr| {
                     !x.any(&mut |n| match &n.kind {
                         ExprKind::Load { source, args, .. } => {
-                            !tested.iter().any(|(s, a)| s == source && a == args)
+                            guarded_clamp(args)
+                                && !tested.iter().any(|(s, a)| s == source && a == args)
                         }
                         _ => false,
                     })

@@ -10,9 +10,9 @@
 //! the traits' default lane loops.
 //!
 //! Submodules: `regs` (each level's [`Regs`]), `strided` (loads of a
-//! constant stride), `reverse` (mirrored loads), `gather` (loads at
-//! offsets computed in vectors) and `blocks` (u8 arithmetic in the
-//! registers' block order).
+//! constant stride), `reverse` (mirrored loads), `upsample` (loads at
+//! `x / 2`), `gather` (loads at offsets computed in vectors) and `blocks`
+//! (u8 arithmetic in the registers' block order).
 //!
 //! The methods are `#[cfg_attr(not(debug_assertions), inline(always))]` without `#[target_feature]`: they are
 //! inlined into the kernel of their level, which enables the features, and
@@ -21,7 +21,7 @@
 
 use super::{
     Arith, Average, Bits, Cmp, Convert, Deinterleave, DivSmall, Int, MulAdd, NarrowFitting, Num,
-    Reverse, Round, RoundingAverage, SatConvert, Scalar, Select,
+    Reverse, Round, RoundingAverage, SatConvert, Scalar, Select, Upsample,
 };
 
 mod blocks;
@@ -29,6 +29,7 @@ mod gather;
 mod regs;
 mod reverse;
 mod strided;
+mod upsample;
 use crate::rt::isa::{detected, Isa};
 use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;

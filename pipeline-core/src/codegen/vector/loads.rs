@@ -404,6 +404,13 @@ impl Lanes<'_, '_> {
         }
         let w = self.lanes_lit();
         let ty = rust_type(e.ty);
+        if let Some(v) = self.doubled_load(source, args, &ramps, &fold) {
+            let (_, name) = self.temp();
+            self.loads
+                .borrow_mut()
+                .push(quote!(let #name: [#ty; #w] = #v;));
+            return Some(name);
+        }
         // The lanes' step in memory, in elements: the ramp's stride times
         // the stride of dimension 0 (declared for an input read where it
         // lies, else 1). A span from the first lane to the last is then
@@ -496,6 +503,55 @@ impl Lanes<'_, '_> {
             .borrow_mut()
             .push(quote!(let #name: [#ty; #w] = #v;));
         Some(name)
+    }
+
+    /// A load evaluated in every lane at `r / 2 + k` in dimension 0, for a
+    /// ramp `r` of stride 1 (`f(x / 2 - 1, y)` in a pyramid's EXPAND), from
+    /// a dense dimension 0 (not folded, not the buffer being written), its
+    /// other coordinates uniform: the `W / 2` or so elements that the lanes
+    /// cover read once and doubled in registers (`View::load_doubled`),
+    /// from lane 0's coordinates and the parity of `r` in lane 0.
+    fn doubled_load(
+        &self,
+        source: Source,
+        args: &[Expr],
+        ramps: &[Option<(TokenStream, i128)>],
+        fold: &dyn Fn(usize) -> Option<i64>,
+    ) -> Option<TokenStream> {
+        let (view, own) = self.view(source);
+        let dense0 = match source {
+            Source::Input(i) => self.g.input_stride0(i) == 1,
+            Source::Func(_) => true,
+        };
+        if own || !dense0 || ramps[0].is_some() || args[0].ty != Type::I32 {
+            return None;
+        }
+        let (Some(rest), k) = split_constant(&args[0]) else {
+            return None;
+        };
+        let ExprKind::Binary(BinOp::Div, r, two) = &rest.kind else {
+            return None;
+        };
+        if two.as_int() != Some(2) {
+            return None;
+        }
+        let (base, 1) = self.ramp(r)? else {
+            return None;
+        };
+        // Euclidean division by 2 is a floor: an arithmetic shift, and the
+        // parity is the low bit, also of negative coordinates.
+        let k = Literal::i64_suffixed(i64::try_from(k).ok()?);
+        let first = quote!(((((#base) as i64) >> 1) + #k));
+        let mut ramps = ramps.to_vec();
+        ramps[0] = Some((first, 0));
+        let c = self.lane0(args, &ramps, fold);
+        let w = self.lanes_lit();
+        // SAFETY (of the generated block): each element read is a lane's,
+        // whose coordinates bounds inference proved inside the view.
+        Some(quote!({
+            let __c = #c;
+            unsafe { #view.load_doubled::<_, #w>(__isa, __c, (((#base) as i64) & 1) != 0) }
+        }))
     }
 
     /// A load from an input through `clamp_edge` along dimension 0 of a
