@@ -32,7 +32,16 @@ pub fn mirror_coord(c: i32, min: i32, extent: i32) -> i32 {
         return min;
     }
     let n = extent as i64;
-    let m = (c as i64 - min as i64).rem_euclid(2 * n);
+    let d = c as i64 - min as i64;
+    // Within one period of the range (every coordinate of a stencil near an
+    // edge) without the division of `rem_euclid`.
+    let m = if (0..2 * n).contains(&d) {
+        d
+    } else if (-2 * n..0).contains(&d) {
+        d + 2 * n
+    } else {
+        d.rem_euclid(2 * n)
+    };
     let m = if m < n { m } else { 2 * n - 1 - m };
     (min as i64 + m) as i32
 }
@@ -46,7 +55,15 @@ pub fn mirror_interior_coord(c: i32, min: i32, extent: i32) -> i32 {
     }
     let n = extent as i64;
     let period = 2 * n - 2;
-    let m = (c as i64 - min as i64).rem_euclid(period);
+    let d = c as i64 - min as i64;
+    // As in `mirror_coord`: no division within a period of the range.
+    let m = if (0..period).contains(&d) {
+        d
+    } else if (-period..0).contains(&d) {
+        d + period
+    } else {
+        d.rem_euclid(period)
+    };
     let m = if m < n { m } else { period - m };
     (min as i64 + m) as i32
 }
@@ -57,7 +74,15 @@ pub fn wrap_coord(c: i32, min: i32, extent: i32) -> i32 {
     if extent <= 0 {
         return min;
     }
-    let m = (c as i64 - min as i64).rem_euclid(extent as i64);
+    let (d, n) = (c as i64 - min as i64, extent as i64);
+    // As in `mirror_coord`: no division within a period of the range.
+    let m = if (0..n).contains(&d) {
+        d
+    } else if (-n..0).contains(&d) {
+        d + n
+    } else {
+        d.rem_euclid(n)
+    };
     (min as i64 + m) as i32
 }
 
