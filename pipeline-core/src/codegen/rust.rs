@@ -522,7 +522,9 @@ impl Gen<'_> {
                     MathFn::Fma => quote!(<#ty>::mul_add(#x, #y, #z)),
                 }
             }
-            ExprKind::Load { .. } if self.hoisted.borrow().contains_key(&(e as *const Expr)) => {
+            ExprKind::Load { .. } | ExprKind::Boundary { .. }
+                if self.hoisted.borrow().contains_key(&(e as *const Expr)) =>
+            {
                 let id = &self.hoisted.borrow()[&(e as *const Expr)];
                 quote!(#id)
             }
@@ -764,7 +766,9 @@ impl Gen<'_> {
     /// such a load out of the loop itself, as it cannot tell that the
     /// loop's stores (through other views' raw pointers) leave it unchanged.
     /// The caller runs the bindings only when the loop runs at least once,
-    /// so they read only what the loop would have read.
+    /// so they read only what the loop would have read. Boundary
+    /// conditions' maps of coordinates that do not vary are bound with them
+    /// ([`Gen::take_invariant_maps`]).
     fn hoist_loads(&self, body: &Stmt) -> Vec<TokenStream> {
         let mut written = Vec::new();
         funcs_written(body, &mut written);
@@ -772,7 +776,22 @@ impl Gen<'_> {
         each_unguarded_expr(body, &mut |e| {
             self.take_invariant_loads(e, &written, &mut found)
         });
+        let mut maps = Vec::new();
+        self.take_invariant_maps(body, None, &mut Vec::new(), &mut maps);
         let mut binds = Vec::new();
+        // The taps of a stencil map one coordinate several times: one
+        // binding each map.
+        let mut bound: Vec<(Expr, Ident)> = Vec::new();
+        for (map, outside, v) in maps {
+            if let Some((_, id)) = bound.iter().find(|(e, _)| *e == outside) {
+                self.hoisted.borrow_mut().insert(map, id.clone());
+                continue;
+            }
+            let id = format_ident!("__h{}", self.hoisted.borrow().len());
+            binds.push(quote!(let #id: i32 = #v;));
+            self.hoisted.borrow_mut().insert(map, id.clone());
+            bound.push((outside, id));
+        }
         let mut bound: Vec<(&Expr, Ident)> = Vec::new();
         for load in found {
             if let Some((_, id)) = bound.iter().find(|(l, _)| *l == load) {
@@ -786,6 +805,124 @@ impl Gen<'_> {
             bound.push((load, id));
         }
         binds
+    }
+
+    /// Adds to `found` the boundary conditions' maps of coordinates in `s`
+    /// that do not vary in the loop being hoisted from (`mirror(y)` along a
+    /// row, where the map's branches and remainders would run for every
+    /// vector), each with its code before the loop: those
+    /// [`Gen::hoist_loads`] binds too. A map is arithmetic that never
+    /// fails, so one under a condition or a select's branch is computed
+    /// ahead as well. `coords` holds the coordinates bound inside the loop
+    /// so far, which the code computes from their values; `stage` is the
+    /// store's.
+    fn take_invariant_maps<'s>(
+        &self,
+        s: &'s Stmt,
+        stage: Option<(FuncId, Option<usize>)>,
+        coords: &mut Vec<(Coord, &'s Expr)>,
+        found: &mut Vec<(&'s Expr, Expr, TokenStream)>,
+    ) {
+        let mut exprs = |e: &'s Expr, stage, coords: &[(Coord, &'s Expr)]| {
+            self.take_invariant_maps_in(e, stage, coords, found)
+        };
+        match s {
+            Stmt::Allocate { body, .. } | Stmt::For { body, .. } => {
+                self.take_invariant_maps(body, stage, coords, found)
+            }
+            Stmt::LetSym { value, body, .. } => {
+                exprs(value, stage, coords);
+                self.take_invariant_maps(body, stage, coords, found)
+            }
+            Stmt::LetCoord { coord, value, body } => {
+                coords.push((*coord, value));
+                self.take_invariant_maps(body, stage, coords, found);
+                coords.pop();
+            }
+            Stmt::If { cond, body } => {
+                exprs(cond, stage, coords);
+                self.take_invariant_maps(body, stage, coords, found)
+            }
+            Stmt::Block(stmts) => stmts
+                .iter()
+                .for_each(|s| self.take_invariant_maps(s, stage, coords, found)),
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => {
+                let stage = Some((*func, *update));
+                args.iter()
+                    .chain([value])
+                    .for_each(|e| exprs(e, stage, coords));
+            }
+            Stmt::CopyToOutput { .. } => {}
+        }
+    }
+
+    /// [`Gen::take_invariant_maps`] in expression `e`.
+    fn take_invariant_maps_in<'s>(
+        &self,
+        e: &'s Expr,
+        stage: Option<(FuncId, Option<usize>)>,
+        coords: &[(Coord, &'s Expr)],
+        found: &mut Vec<(&'s Expr, Expr, TokenStream)>,
+    ) {
+        crate::deep(|| {
+            if matches!(e.kind, ExprKind::Boundary { .. })
+                && !self.hoisted.borrow().contains_key(&(e as *const Expr))
+                && !found.iter().any(|(n, ..)| std::ptr::eq(*n, e))
+                && self.is_fixed(e, stage, coords)
+            {
+                let (f, k) = (stage.map(|s| s.0), stage.and_then(|s| s.1));
+                let inner = |c: Coord| {
+                    let (_, v) = coords.iter().rev().find(|(k, _)| *k == c)?;
+                    Some(Expr::cast(Type::I32, (*v).clone()))
+                };
+                let outside = e.rewrite(&mut |n| {
+                    let c = match (&n.kind, f, k) {
+                        (ExprKind::Var(d), Some(f), _) => inner(Coord::Pure(f, *d)),
+                        (ExprKind::RVar(r), Some(f), Some(k)) => inner(Coord::Reduction(f, k, *r)),
+                        _ => None,
+                    };
+                    c.unwrap_or(n)
+                });
+                let code = self.expr(&outside, f, k);
+                found.push((e, outside, code));
+                return;
+            }
+            for c in vector::children(e) {
+                self.take_invariant_maps_in(c, stage, coords, found);
+            }
+        })
+    }
+
+    /// Whether `e` has one value in every iteration of the loop being
+    /// hoisted from: it reads no memory and no `let`, and its symbols, loop
+    /// variables and coordinates are bound outside that loop, or are
+    /// coordinates bound inside it from such values.
+    fn is_fixed(
+        &self,
+        e: &Expr,
+        stage: Option<(FuncId, Option<usize>)>,
+        coords: &[(Coord, &Expr)],
+    ) -> bool {
+        let readable = |id: Ident| self.readable.borrow().contains(&id);
+        let coord = |c: Coord| match coords.iter().rev().find(|(k, _)| *k == c) {
+            Some((_, value)) => self.is_fixed(value, stage, &[]),
+            None => readable(coord_ident(c)),
+        };
+        !e.any(&mut |n| match &n.kind {
+            ExprKind::Sym(k) => !readable(format_ident!("__q{}", k)),
+            ExprKind::Loop(v) => !readable(loop_ident(v)),
+            ExprKind::Var(d) => !stage.is_some_and(|(f, _)| coord(Coord::Pure(f, *d))),
+            ExprKind::RVar(r) => {
+                !matches!(stage, Some((f, Some(k))) if coord(Coord::Reduction(f, k, *r)))
+            }
+            ExprKind::LetVar(_) | ExprKind::Let { .. } | ExprKind::Load { .. } => true,
+            _ => false,
+        })
     }
 
     /// Adds to `found` the loads in `e`, evaluated whenever `e` is, that
@@ -809,7 +946,7 @@ impl Gen<'_> {
                             && self.readable.borrow().contains(&format_ident!("__r{}", g))
                     }
                 };
-                let fixed = args.iter().all(|a| {
+                let fixed = |a: &Expr| {
                     !a.any(&mut |n| match &n.kind {
                         ExprKind::Sym(k) => {
                             !self.readable.borrow().contains(&format_ident!("__q{}", k))
@@ -822,8 +959,11 @@ impl Gen<'_> {
                         | ExprKind::Load { .. } => true,
                         _ => false,
                     })
-                });
-                if readable && fixed && !self.hoisted.borrow().contains_key(&(e as *const Expr)) {
+                };
+                if readable
+                    && args.iter().all(fixed)
+                    && !self.hoisted.borrow().contains_key(&(e as *const Expr))
+                {
                     found.push(e);
                 } else {
                     args.iter()
