@@ -97,8 +97,10 @@ fn narrowings_of_values_that_fit_are_packs() {
 
 /// The edges of the blur's loops partitioned on `clamp_edge` are vector
 /// code too: in every kernel, `blur_x`'s first and last vectors of a row
-/// are one vector store each (with the steady states of both stages, four),
-/// and their three taps are loaded through `load_dense_clamped`.
+/// are one vector store each, and so is `out`'s last, shifted vector under
+/// the guard of its strip's rows (with the steady states of both stages,
+/// five), and `blur_x`'s edges load their three taps through
+/// `load_dense_clamped`.
 ///
 /// The blur's u32 vectors of 16 lanes are wider than 256 bits: it gets the
 /// default kernels (unless `PIPELINE_KERNELS` says otherwise), scalar, AVX2
@@ -108,7 +110,7 @@ fn the_edges_of_partitioned_loops_are_vectorized() {
     let blur = pipeline_core::expand(BLUR.parse().unwrap()).to_string();
     let kernels = blur.matches("let __isa").count();
     assert_eq!(kernels, 3, "{blur}");
-    assert_eq!(blur.matches("store_dense").count(), 4 * kernels, "{blur}");
+    assert_eq!(blur.matches("store_dense").count(), 5 * kernels, "{blur}");
     assert_eq!(
         blur.matches("load_dense_clamped").count(),
         6 * kernels,
@@ -142,12 +144,17 @@ fn vectorized_integer_stencils_have_no_lane_loops() {
         assert!(out.contains("Convert :: <"), "{out}");
         assert!(!out.contains("for __i in"), "{out}");
         // One prefetch of the input's next row per vector iteration (not
-        // one per tap), and one of the output's, in each kernel's steady
-        // state: scalar-level, AVX2 and AVX-512 kernels.
+        // one per tap) in each kernel's steady state, and one of the
+        // output's there and in the row's last, shifted vector of `out`
+        // (a vector too under the strip's guard on its rows): scalar-level,
+        // AVX2 and AVX-512 kernels.
         let kernels = out.matches("let __isa").count();
         assert_eq!(kernels, 3, "{out}");
         assert_eq!(out.matches("__in0 . prefetch_next_row").count(), kernels);
-        assert_eq!(out.matches("__out0 . prefetch_next_row").count(), kernels);
+        assert_eq!(
+            out.matches("__out0 . prefetch_next_row").count(),
+            2 * kernels
+        );
     }
 }
 

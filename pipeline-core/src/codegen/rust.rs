@@ -144,6 +144,8 @@ pub(super) struct Gen<'a> {
     /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
     /// and the local each one was bound to.
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
+    /// The loads each enclosing loop hoisted, innermost last.
+    hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Ident)>>>,
     /// The widest vector, in bytes, that a vectorized loop was emitted with.
     pub(super) widest_vector: std::cell::Cell<usize>,
     /// Whether some vector loop loads at a stride of 3 or 4 in memory
@@ -528,6 +530,10 @@ impl Gen<'_> {
                 let id = &self.hoisted.borrow()[&(e as *const Expr)];
                 quote!(#id)
             }
+            ExprKind::Load { .. } if self.hoisted_load(e).is_some() => {
+                let id = self.hoisted_load(e).expect("just found");
+                quote!(#id)
+            }
             ExprKind::Load { source, args, .. } => {
                 let of = match source {
                     Source::Func(g) => Some(*g),
@@ -616,11 +622,12 @@ impl Gen<'_> {
                 kind,
             } => {
                 let id = loop_ident(var);
-                let hoists = if slab.is_none() && *kind == LoopKind::Serial {
+                let (hoists, scope) = if slab.is_none() && *kind == LoopKind::Serial {
                     self.hoist_loads(body)
                 } else {
-                    Vec::new()
+                    Default::default()
                 };
+                self.hoisted_scopes.borrow_mut().push(scope);
                 // Values bound inside the loop are not readable after it.
                 // The loop's variable is readable inside (a parallel loop
                 // inside copies it into its closure, see below).
@@ -630,6 +637,7 @@ impl Gen<'_> {
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
                 self.readable.borrow_mut().truncate(scope);
+                self.hoisted_scopes.borrow_mut().pop();
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
                 // A vectorized loop runs as one vector iteration when all
                 // its lanes run, else (the ragged end of a split, an image
@@ -769,7 +777,7 @@ impl Gen<'_> {
     /// so they read only what the loop would have read. Boundary
     /// conditions' maps of coordinates that do not vary are bound with them
     /// ([`Gen::take_invariant_maps`]).
-    fn hoist_loads(&self, body: &Stmt) -> Vec<TokenStream> {
+    fn hoist_loads(&self, body: &Stmt) -> (Vec<TokenStream>, Vec<(Expr, Ident)>) {
         let mut written = Vec::new();
         funcs_written(body, &mut written);
         let mut found: Vec<&Expr> = Vec::new();
@@ -804,7 +812,9 @@ impl Gen<'_> {
             self.hoisted.borrow_mut().insert(load, id.clone());
             bound.push((load, id));
         }
-        binds
+        // Copies of the body (`vector::assuming`) find the loads by value.
+        let scope = bound.into_iter().map(|(l, id)| (l.clone(), id)).collect();
+        (binds, scope)
     }
 
     /// Adds to `found` the boundary conditions' maps of coordinates in `s`
@@ -859,6 +869,20 @@ impl Gen<'_> {
             }
             Stmt::CopyToOutput { .. } => {}
         }
+    }
+
+    /// The binding of a load equal to `e` that an enclosing loop hoisted
+    /// (a load of a copy of its body, which the copy's nodes do not find by
+    /// address). The loads hoisted use no coordinate or `let`, so equal
+    /// loads are the same read.
+    fn hoisted_load(&self, e: &Expr) -> Option<Ident> {
+        let scopes = self.hoisted_scopes.borrow();
+        scopes
+            .iter()
+            .rev()
+            .flatten()
+            .find(|(l, _)| l == e)
+            .map(|(_, id)| id.clone())
     }
 
     /// [`Gen::take_invariant_maps`] in expression `e`.
@@ -1098,7 +1122,7 @@ fn funcs_written(s: &Stmt, out: &mut Vec<FuncId>) {
 
 /// Calls `f` on every expression of `s` that each execution of `s`
 /// evaluates: not those under a condition, nor in a loop that may run no
-/// iteration (only loops of constant extent are entered).
+/// iteration (only loops of constant extent and split vectors are entered).
 fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
     match s {
         Stmt::Allocate { body, .. } => each_unguarded_expr(body, f),
@@ -1107,8 +1131,19 @@ fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
             each_unguarded_expr(body, f);
         }
         Stmt::Block(stmts) => stmts.iter().for_each(|s| each_unguarded_expr(s, f)),
-        Stmt::For { min, max, body, .. } => {
-            if matches!((min.as_int(), max.as_int()), (Some(lo), Some(hi)) if lo <= hi) {
+        // A loop runs its body if its bounds are constants in order, or
+        // if it is a split's vectors (`vector::lanes_of`), whose every
+        // iteration of the loop around runs at least one lane.
+        Stmt::For {
+            min,
+            max,
+            body,
+            kind,
+            ..
+        } => {
+            if matches!((min.as_int(), max.as_int()), (Some(lo), Some(hi)) if lo <= hi)
+                || (*kind == LoopKind::Vectorized && vector::lanes_of(min, max).is_some())
+            {
                 each_unguarded_expr(body, f);
             }
         }
@@ -1143,6 +1178,7 @@ pub fn generate(input: &Input) -> TokenStream {
         open_stages: Default::default(),
         loop_depth: Default::default(),
         hoisted: Default::default(),
+        hoisted_scopes: Default::default(),
         widest_vector: Default::default(),
         byte_permutes: Default::default(),
         values: crate::analysis::values::ValueBounds::new(p),

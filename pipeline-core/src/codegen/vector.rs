@@ -287,6 +287,18 @@ fn min_arms(e: &Expr) -> Vec<Expr> {
     }
 }
 
+/// The conjuncts of boolean `e`: `a && (b && c)` is `[a, b, c]`.
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) if e.ty == Type::Bool => {
+            let mut out = conjuncts(a);
+            out.extend(conjuncts(b));
+            out
+        }
+        _ => vec![e],
+    }
+}
+
 /// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
 pub(super) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
     s.clone().map_exprs(&mut |e| {
@@ -376,8 +388,24 @@ impl Lanes<'_, '_> {
                 Ok(quote!(if #c { #b }))
             }
             // A split's guard on its shifted last vector, which holds in
-            // every lane once all lanes run.
-            Stmt::If { cond, body } if self.holds_in_every_lane(cond) => self.stmt(body),
+            // every lane once all lanes run, beside tests that are the same
+            // in every lane (an outer split's guard on the rows).
+            Stmt::If { cond, body } => {
+                let mut rest = Vec::new();
+                for c in conjuncts(cond) {
+                    if self.is_uniform(c) {
+                        rest.push(self.g.expr(c, None, None));
+                    } else if !self.holds_in_every_lane(c) {
+                        return Err(Scalar);
+                    }
+                }
+                let b = self.stmt(body)?;
+                Ok(if rest.is_empty() {
+                    b
+                } else {
+                    quote!(if #(#rest)&&* { #b })
+                })
+            }
             Stmt::Store {
                 func,
                 update,
