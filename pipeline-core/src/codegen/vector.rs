@@ -287,18 +287,6 @@ fn min_arms(e: &Expr) -> Vec<Expr> {
     }
 }
 
-/// The conjuncts of boolean `e`: `a && (b && c)` is `[a, b, c]`.
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary(BinOp::And, a, b) if e.ty == Type::Bool => {
-            let mut out = conjuncts(a);
-            out.extend(conjuncts(b));
-            out
-        }
-        _ => vec![e],
-    }
-}
-
 /// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
 pub(super) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
     s.clone().map_exprs(&mut |e| {
@@ -392,7 +380,7 @@ impl Lanes<'_, '_> {
             // in every lane (an outer split's guard on the rows).
             Stmt::If { cond, body } => {
                 let mut rest = Vec::new();
-                for c in conjuncts(cond) {
+                for c in cond.conjuncts() {
                     if self.is_uniform(c) {
                         rest.push(self.g.expr(c, None, None));
                     } else if !self.holds_in_every_lane(c) {

@@ -536,6 +536,18 @@ impl Expr {
         })
     }
 
+    /// The conjuncts of a boolean: `a && (b && c)` is `[a, b, c]`.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Binary(BinOp::And, a, b) if self.ty == Type::Bool => {
+                let mut out = a.conjuncts();
+                out.extend(b.conjuncts());
+                out
+            }
+            _ => vec![self],
+        }
+    }
+
     /// True if any node satisfies `pred`.
     pub fn any(&self, pred: &mut impl FnMut(&Expr) -> bool) -> bool {
         let mut found = false;

@@ -421,7 +421,7 @@ impl Steady<'_> {
                 self.collect(body, &inner, innermost);
             }
             Stmt::If { cond, body } => {
-                for c in conjuncts(cond) {
+                for c in cond.conjuncts() {
                     if let Some(last) = self.droppable_guard(c, coords, innermost) {
                         self.upper.push(last);
                     }
@@ -477,7 +477,8 @@ impl Steady<'_> {
                 }
             }
             Stmt::If { cond, body } => {
-                let kept: Vec<&Expr> = conjuncts(&cond)
+                let kept: Vec<&Expr> = cond
+                    .conjuncts()
                     .into_iter()
                     .filter(|c| self.droppable_guard(c, coords, innermost).is_none())
                     .collect();
@@ -537,17 +538,6 @@ fn substitute(e: &Expr, coords: &Coords) -> Expr {
         ExprKind::RVar(r) => coords.reduction.get(r).cloned().unwrap_or(n),
         _ => n,
     })
-}
-
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary(BinOp::And, a, b) if e.ty == Type::Bool => {
-            let mut out = conjuncts(a);
-            out.extend(conjuncts(b));
-            out
-        }
-        _ => vec![e],
-    }
 }
 
 /// `floor(e / a)` for `a > 0` (division is Euclidean).
