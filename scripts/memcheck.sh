@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs generated code under valgrind's memcheck: zero errors expected.
 #
-#   scripts/memcheck.sh          # the examples, and the quick tests
-#   scripts/memcheck.sh --all    # also the differential tests
+#   scripts/memcheck.sh          # the examples, and the quick tests (2 min)
+#   scripts/memcheck.sh --all    # also the differential tests (18 min)
 #
 # Exit status: 0, no errors; 1, memcheck reported errors; 3, none, but a
 # test failed (a failed test stops there: the rest of it did not run).
@@ -33,7 +33,8 @@
 # binaries, 5.5 for the debug ones). Exit 3: f32_math::v256::bit_exact of
 # tests/vector_ops.rs fails in the release build (NaN signs of fma at the
 # scalar level, natively too; see README.md), so its other levels ran under
-# memcheck only at opt-level 0.
+# memcheck only at opt-level 0. Without --all, at 2a60329: no errors, 1 min
+# 37 s.
 #
 set -euo pipefail
 cd "$(dirname "$0")/.."
