@@ -21,6 +21,7 @@ mod arith;
 mod boundary;
 mod cast;
 mod isa;
+mod memcheck;
 mod scratch;
 pub mod simd;
 

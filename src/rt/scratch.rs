@@ -7,7 +7,9 @@
 //! (at most 128 MiB, oldest freed first), so that repeated calls of a
 //! pipeline do not fault in fresh pages every time; small ones (per-row
 //! buffers) in a cache of a few per thread, so that the next row reuses the
-//! last one's block without going through the system allocator.
+//! last one's block without going through the system allocator. Valgrind's
+//! memcheck is told of both (`super::memcheck`): a kept block is not
+//! addressable, a reused one undefined, as if freed and allocated afresh.
 //!
 //! ```text
 //! let mut blur_x = Scratch::<u32, 2>::zeroed([w + 2, 4])?;   // 64-byte aligned
@@ -20,6 +22,7 @@ use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
 use std::sync::Mutex;
 
+use super::memcheck;
 use crate::element::Element;
 use crate::layout::{dense_strides, element_count};
 use crate::view::View;
@@ -116,8 +119,16 @@ fn take_block(bytes: usize) -> Option<Block> {
             .ok()
             .flatten()
     };
-    if reused.is_some() {
-        return reused;
+    if let Some(block) = reused {
+        // To memcheck, as if fresh: the bytes asked for undefined, the rest
+        // of the block out of bounds.
+        memcheck::undefined(block.ptr.as_ptr(), bytes);
+        // SAFETY: `bytes` is within the block.
+        memcheck::no_access(
+            unsafe { block.ptr.as_ptr().add(bytes) },
+            block.bytes - bytes,
+        );
+        return Some(block);
     }
     let layout = layout(bytes)?;
     // SAFETY: the layout has a non-zero size.
@@ -129,6 +140,8 @@ fn take_block(bytes: usize) -> Option<Block> {
 /// Returns `block` to this thread's small blocks or to the pool, or to the
 /// system allocator when they are full.
 fn give_block(block: Block) {
+    // To memcheck, as if freed: kept for reuse, the block is nobody's.
+    memcheck::no_access(block.ptr.as_ptr(), block.bytes);
     if block.bytes < POOL_MIN_BYTES {
         let mut block = Some(block);
         let _ = SMALL.try_with(|small| {
