@@ -144,7 +144,8 @@ pub(super) struct Gen<'a> {
     /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
     /// and the local each one was bound to.
     hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
-    /// The loads each enclosing loop hoisted, innermost last.
+    /// The values each enclosing loop hoisted ([`Gen::hoist_loads`]),
+    /// innermost last, for [`Gen::hoisted_value`].
     hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Ident)>>>,
     /// The widest vector, in bytes, that a vectorized loop was emitted with.
     pub(super) widest_vector: std::cell::Cell<usize>,
@@ -199,6 +200,11 @@ fn sym(s: SymId) -> TokenStream {
     let i = Literal::usize_unsuffixed(s);
     quote!(__s[#i])
 }
+
+/// A node [`Gen::hoist_loads`] binds before its loop, the value bound (the
+/// node, or a map with the loop's coordinates replaced by their values),
+/// and the stage whose coordinates that value names.
+type Hoist<'s> = (&'s Expr, Expr, Option<FuncId>, Option<usize>);
 
 impl Gen<'_> {
     /// The stride of dimension 0 of input `i` as the kernels see it: the
@@ -360,6 +366,9 @@ impl Gen<'_> {
     }
 
     fn expr_here(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+        if let Some(id) = self.hoisted_value(e) {
+            return quote!(#id);
+        }
         let sub = |x: &Expr| self.expr(x, f, k);
         let ty = rust_type(e.ty);
         match &e.kind {
@@ -523,16 +532,6 @@ impl Gen<'_> {
                     MathFn::Trunc => quote!(<#ty>::trunc(#x)),
                     MathFn::Fma => quote!(<#ty>::mul_add(#x, #y, #z)),
                 }
-            }
-            ExprKind::Load { .. } | ExprKind::Boundary { .. }
-                if self.hoisted.borrow().contains_key(&(e as *const Expr)) =>
-            {
-                let id = &self.hoisted.borrow()[&(e as *const Expr)];
-                quote!(#id)
-            }
-            ExprKind::Load { .. } if self.hoisted_load(e).is_some() => {
-                let id = self.hoisted_load(e).expect("just found");
-                quote!(#id)
             }
             ExprKind::Load { source, args, .. } => {
                 let of = match source {
@@ -786,41 +785,37 @@ impl Gen<'_> {
         });
         let mut maps = Vec::new();
         self.take_invariant_maps(body, None, &mut Vec::new(), &mut maps);
+        // (node, its value outside the loop, the stage it is read in): a
+        // load is its own value; a map's uses the loop's coordinates'
+        // values.
+        let loads = found
+            .into_iter()
+            .map(|load| (load, load.clone(), None, None));
+        let hoists = maps.into_iter().chain(loads);
+        // Taps read a weight, and map a coordinate, several times: one
+        // binding each value.
         let mut binds = Vec::new();
-        // The taps of a stencil map one coordinate several times: one
-        // binding each map.
-        let mut bound: Vec<(Expr, Ident)> = Vec::new();
-        for (map, outside, v) in maps {
-            if let Some((_, id)) = bound.iter().find(|(e, _)| *e == outside) {
-                self.hoisted.borrow_mut().insert(map, id.clone());
-                continue;
-            }
-            let id = format_ident!("__h{}", self.hoisted.borrow().len());
-            binds.push(quote!(let #id: i32 = #v;));
-            self.hoisted.borrow_mut().insert(map, id.clone());
-            bound.push((outside, id));
+        let mut scope: Vec<(Expr, Ident)> = Vec::new();
+        for (node, value, f, k) in hoists {
+            let id = match scope.iter().find(|(v, _)| *v == value) {
+                Some((_, id)) => id.clone(),
+                None => {
+                    let id = format_ident!("__h{}", self.hoisted.borrow().len());
+                    let (ty, v) = (rust_type(value.ty), self.expr(&value, f, k));
+                    binds.push(quote!(let #id: #ty = #v;));
+                    scope.push((value, id.clone()));
+                    id
+                }
+            };
+            self.hoisted.borrow_mut().insert(node, id);
         }
-        let mut bound: Vec<(&Expr, Ident)> = Vec::new();
-        for load in found {
-            if let Some((_, id)) = bound.iter().find(|(l, _)| *l == load) {
-                self.hoisted.borrow_mut().insert(load, id.clone());
-                continue;
-            }
-            let id = format_ident!("__h{}", self.hoisted.borrow().len());
-            let (ty, v) = (rust_type(load.ty), self.expr(load, None, None));
-            binds.push(quote!(let #id: #ty = #v;));
-            self.hoisted.borrow_mut().insert(load, id.clone());
-            bound.push((load, id));
-        }
-        // Copies of the body (`vector::assuming`) find the loads by value.
-        let scope = bound.into_iter().map(|(l, id)| (l.clone(), id)).collect();
         (binds, scope)
     }
 
     /// Adds to `found` the boundary conditions' maps of coordinates in `s`
     /// that do not vary in the loop being hoisted from (`mirror(y)` along a
     /// row, where the map's branches and remainders would run for every
-    /// vector), each with its code before the loop: those
+    /// vector), each with its value before the loop: those
     /// [`Gen::hoist_loads`] binds too. A map is arithmetic that never
     /// fails, so one under a condition or a select's branch is computed
     /// ahead as well. `coords` holds the coordinates bound inside the loop
@@ -831,7 +826,7 @@ impl Gen<'_> {
         s: &'s Stmt,
         stage: Option<(FuncId, Option<usize>)>,
         coords: &mut Vec<(Coord, &'s Expr)>,
-        found: &mut Vec<(&'s Expr, Expr, TokenStream)>,
+        found: &mut Vec<Hoist<'s>>,
     ) {
         let mut exprs = |e: &'s Expr, stage, coords: &[(Coord, &'s Expr)]| {
             self.take_invariant_maps_in(e, stage, coords, found)
@@ -871,11 +866,22 @@ impl Gen<'_> {
         }
     }
 
-    /// The binding of a load equal to `e` that an enclosing loop hoisted
-    /// (a load of a copy of its body, which the copy's nodes do not find by
-    /// address). The loads hoisted use no coordinate or `let`, so equal
-    /// loads are the same read.
-    fn hoisted_load(&self, e: &Expr) -> Option<Ident> {
+    /// The binding of load or boundary map `e` that an enclosing loop
+    /// hoisted: by node, or for a load by value (a load of a copy of the
+    /// loop's body, `vector::assuming`, whose nodes are others; the loads
+    /// hoisted use no coordinate or `let`, so equal loads are the same
+    /// read).
+    fn hoisted_value(&self, e: &Expr) -> Option<Ident> {
+        match e.kind {
+            ExprKind::Load { .. } | ExprKind::Boundary { .. } => {}
+            _ => return None,
+        }
+        if let Some(id) = self.hoisted.borrow().get(&(e as *const Expr)) {
+            return Some(id.clone());
+        }
+        if !matches!(e.kind, ExprKind::Load { .. }) {
+            return None;
+        }
         let scopes = self.hoisted_scopes.borrow();
         scopes
             .iter()
@@ -891,12 +897,11 @@ impl Gen<'_> {
         e: &'s Expr,
         stage: Option<(FuncId, Option<usize>)>,
         coords: &[(Coord, &'s Expr)],
-        found: &mut Vec<(&'s Expr, Expr, TokenStream)>,
+        found: &mut Vec<Hoist<'s>>,
     ) {
         crate::deep(|| {
             if matches!(e.kind, ExprKind::Boundary { .. })
                 && !self.hoisted.borrow().contains_key(&(e as *const Expr))
-                && !found.iter().any(|(n, ..)| std::ptr::eq(*n, e))
                 && self.is_fixed(e, stage, coords)
             {
                 let (f, k) = (stage.map(|s| s.0), stage.and_then(|s| s.1));
@@ -912,8 +917,7 @@ impl Gen<'_> {
                     };
                     c.unwrap_or(n)
                 });
-                let code = self.expr(&outside, f, k);
-                found.push((e, outside, code));
+                found.push((e, outside, f, k));
                 return;
             }
             for c in vector::children(e) {
@@ -970,19 +974,11 @@ impl Gen<'_> {
                             && self.readable.borrow().contains(&format_ident!("__r{}", g))
                     }
                 };
+                // No loop variable, not even an enclosing loop's: a load at
+                // constants and symbols.
                 let fixed = |a: &Expr| {
-                    !a.any(&mut |n| match &n.kind {
-                        ExprKind::Sym(k) => {
-                            !self.readable.borrow().contains(&format_ident!("__q{}", k))
-                        }
-                        ExprKind::Var(_)
-                        | ExprKind::RVar(_)
-                        | ExprKind::Loop(_)
-                        | ExprKind::LetVar(_)
-                        | ExprKind::Let { .. }
-                        | ExprKind::Load { .. } => true,
-                        _ => false,
-                    })
+                    !a.any(&mut |n| matches!(n.kind, ExprKind::Loop(_)))
+                        && self.is_fixed(a, None, &[])
                 };
                 if readable
                     && args.iter().all(fixed)
