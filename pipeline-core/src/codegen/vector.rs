@@ -370,14 +370,10 @@ impl Lanes<'_, '_> {
                 let b = self.stmt(body)?;
                 Ok(quote!(let #id: i64 = #v; #b))
             }
-            Stmt::If { cond, body } if self.is_uniform(cond) => {
-                let c = self.g.expr(cond, None, None);
-                let b = self.stmt(body)?;
-                Ok(quote!(if #c { #b }))
-            }
-            // A split's guard on its shifted last vector, which holds in
-            // every lane once all lanes run, beside tests that are the same
-            // in every lane (an outer split's guard on the rows).
+            // Tests that are the same in every lane stay an `if` (an
+            // outer split's guard on the rows); a split's guard on its
+            // shifted last vector, which holds in every lane once all lanes
+            // run, is dropped.
             Stmt::If { cond, body } => {
                 let mut rest = Vec::new();
                 for c in cond.conjuncts() {

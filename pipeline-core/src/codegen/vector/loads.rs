@@ -18,6 +18,16 @@ impl Lanes<'_, '_> {
         }
     }
 
+    /// The stride of dimension 0 of `source` in elements: an input's where
+    /// its schedule declares it (else 1, made so by the entry), and 1 for a
+    /// func's buffer.
+    fn stride0(&self, source: Source) -> usize {
+        match source {
+            Source::Input(i) => self.g.input_stride0(i),
+            Source::Func(_) => 1,
+        }
+    }
+
     /// The storage fold of each dimension of `source`.
     fn folds(&self, source: Source) -> Vec<Option<i64>> {
         match source {
@@ -88,11 +98,7 @@ impl Lanes<'_, '_> {
             .iter()
             .map(|a| self.vec(a))
             .collect::<R<Vec<TokenStream>>>()?;
-        let dense0 = match source {
-            Source::Input(i) => self.g.input_stride0(i) == 1,
-            Source::Func(_) => true,
-        };
-        Ok((quote!([#(#coords),*]), dense0))
+        Ok((quote!([#(#coords),*]), self.stride0(source) == 1))
     }
 
     /// A load that [`Lanes::gather`] would read, when the store reads
@@ -201,11 +207,7 @@ impl Lanes<'_, '_> {
             return None;
         }
         let (_, r) = self.ramp(&args[0])?;
-        let stride0 = match source {
-            Source::Input(i) => self.g.input_stride0(i),
-            Source::Func(_) => 1,
-        };
-        (r != 0).then_some((r, stride0))
+        (r != 0).then_some((r, self.stride0(source)))
     }
 
     /// Groups the loads of stride 2, 3 or 4 in memory that `value`
@@ -404,21 +406,11 @@ impl Lanes<'_, '_> {
         }
         let w = self.lanes_lit();
         let ty = rust_type(e.ty);
-        if let Some(v) = self.doubled_load(source, args, &ramps, &fold) {
-            let (_, name) = self.temp();
-            self.loads
-                .borrow_mut()
-                .push(quote!(let #name: [#ty; #w] = #v;));
-            return Some(name);
-        }
         // The lanes' step in memory, in elements: the ramp's stride times
         // the stride of dimension 0 (declared for an input read where it
         // lies, else 1). A span from the first lane to the last is then
         // read from the first lane's element.
-        let stride0 = match source {
-            Source::Input(i) => self.g.input_stride0(i),
-            Source::Func(_) => 1,
-        };
+        let stride0 = self.stride0(source);
         let step = ramps[0].as_ref().map(|(_, r)| r * stride0 as i128);
         let span_ptr = |span: &Literal| match stride0 {
             1 => quote!(#view.dense_ptr(__c, #span)),
@@ -431,9 +423,12 @@ impl Lanes<'_, '_> {
         // the loop, whose coordinates bounds inference proved inside the
         // view, and the load is evaluated in every lane.
         let clamped = self.clamped_load(source, args, &ramps);
+        let doubled = self.doubled_load(source, args, &ramps, &fold);
         let v = match (&ramps[0], step) {
             // An edge of a loop partitioned on `clamp_edge`.
             _ if clamped.is_some() => clamped.expect("just checked"),
+            // At `x / 2 + k`.
+            _ if doubled.is_some() => doubled.expect("just checked"),
             (Some((_, 1)), Some(1)) => {
                 let c = self.lane0(args, &ramps, &fold);
                 if let Source::Input(_) = source {
@@ -519,11 +514,7 @@ impl Lanes<'_, '_> {
         fold: &dyn Fn(usize) -> Option<i64>,
     ) -> Option<TokenStream> {
         let (view, own) = self.view(source);
-        let dense0 = match source {
-            Source::Input(i) => self.g.input_stride0(i) == 1,
-            Source::Func(_) => true,
-        };
-        if own || !dense0 || ramps[0].is_some() || args[0].ty != Type::I32 {
+        if own || self.stride0(source) != 1 || ramps[0].is_some() || args[0].ty != Type::I32 {
             return None;
         }
         let (Some(rest), k) = split_constant(&args[0]) else {
