@@ -14,6 +14,20 @@
 //! wrap_coord                0  1  2 | 0 1 2 | 0 1 2     abc|abc
 //! ```
 
+/// `d.rem_euclid(period)` (`period > 0`), without its division for `d`
+/// within one period either side of `[0, period)`: every coordinate a
+/// stencil reads near an edge.
+#[inline(always)]
+fn rem_near(d: i64, period: i64) -> i64 {
+    if (0..period).contains(&d) {
+        d
+    } else if (-period..0).contains(&d) {
+        d + period
+    } else {
+        d.rem_euclid(period)
+    }
+}
+
 /// Repeats the edge element: `aaa|abc`.
 #[inline(always)]
 pub fn clamp_coord(c: i32, min: i32, extent: i32) -> i32 {
@@ -32,16 +46,7 @@ pub fn mirror_coord(c: i32, min: i32, extent: i32) -> i32 {
         return min;
     }
     let n = extent as i64;
-    let d = c as i64 - min as i64;
-    // Within one period of the range (every coordinate of a stencil near an
-    // edge) without the division of `rem_euclid`.
-    let m = if (0..2 * n).contains(&d) {
-        d
-    } else if (-2 * n..0).contains(&d) {
-        d + 2 * n
-    } else {
-        d.rem_euclid(2 * n)
-    };
+    let m = rem_near(c as i64 - min as i64, 2 * n);
     let m = if m < n { m } else { 2 * n - 1 - m };
     (min as i64 + m) as i32
 }
@@ -55,15 +60,7 @@ pub fn mirror_interior_coord(c: i32, min: i32, extent: i32) -> i32 {
     }
     let n = extent as i64;
     let period = 2 * n - 2;
-    let d = c as i64 - min as i64;
-    // As in `mirror_coord`: no division within a period of the range.
-    let m = if (0..period).contains(&d) {
-        d
-    } else if (-period..0).contains(&d) {
-        d + period
-    } else {
-        d.rem_euclid(period)
-    };
+    let m = rem_near(c as i64 - min as i64, period);
     let m = if m < n { m } else { period - m };
     (min as i64 + m) as i32
 }
@@ -74,15 +71,7 @@ pub fn wrap_coord(c: i32, min: i32, extent: i32) -> i32 {
     if extent <= 0 {
         return min;
     }
-    let (d, n) = (c as i64 - min as i64, extent as i64);
-    // As in `mirror_coord`: no division within a period of the range.
-    let m = if (0..n).contains(&d) {
-        d
-    } else if (-n..0).contains(&d) {
-        d + n
-    } else {
-        d.rem_euclid(n)
-    };
+    let m = rem_near(c as i64 - min as i64, extent as i64);
     (min as i64 + m) as i32
 }
 
