@@ -127,6 +127,20 @@ fn of<'a>(
         .unwrap_or_else(|| panic!("no plan for {f}"))
 }
 
+/// Asserts that `f` joins the group of `head`, computed for each of its
+/// strips (`compute_at(head, yo)`).
+fn assert_per_strip(p: &pipeline_core::ir::Pipeline, plan: &Plan, f: &str, head: &str) {
+    let id = p.funcs.iter().position(|g| g.name == head).unwrap();
+    let plan_f = of(p, plan, f);
+    assert_eq!(
+        plan_f.decision,
+        Decision::Fused { head: id },
+        "{}",
+        plan.report
+    );
+    assert_eq!(plan_f.directives[0], format!("compute_at({head}, yo)"));
+}
+
 /// Lowers the automatic schedule of `source` and compares it with the
 /// interpreter at a few sizes.
 fn agrees(source: &str, name: &str) {
@@ -379,15 +393,7 @@ fn producers_of_several_groups_are_computed_at_root() {
     assert_eq!(of(&p, &plan, "s").directives[0], "compute_root()");
     // `half` alone reads `a`, at twice its resolution: `a` is computed for
     // each strip of `half`, the rows that strip reads.
-    let half = p.outputs[0];
-    let a = of(&p, &plan, "a");
-    assert_eq!(
-        a.decision,
-        Decision::Fused { head: half },
-        "{}",
-        plan.report
-    );
-    assert_eq!(a.directives[0], "compute_at(half, yo)");
+    assert_per_strip(&p, &plan, "a", "half");
     agrees(source, "shared");
 }
 
@@ -412,23 +418,8 @@ fn a_pyramid_level_computes_its_resampled_pass_per_strip() {
             (down, looked)
         }";
     let (p, plan) = plan(source, "levels", &Machine::default());
-    let (down, looked) = (p.outputs[0], p.outputs[1]);
-    let rx = of(&p, &plan, "rx");
-    assert_eq!(
-        rx.decision,
-        Decision::Fused { head: down },
-        "{}",
-        plan.report
-    );
-    assert_eq!(rx.directives[0], "compute_at(down, yo)");
-    let ux = of(&p, &plan, "ux");
-    assert_eq!(
-        ux.decision,
-        Decision::Fused { head: looked },
-        "{}",
-        plan.report
-    );
-    assert_eq!(ux.directives[0], "compute_at(looked, yo)");
+    assert_per_strip(&p, &plan, "rx", "down");
+    assert_per_strip(&p, &plan, "ux", "looked");
     // `down` is an output and read by `ux`: a head of its own.
     assert_eq!(of(&p, &plan, "down").decision, Decision::Head);
     let table = of(&p, &plan, "table");
