@@ -118,7 +118,7 @@ pub fn run_compiled(dir: &Path, cases: &[Case]) -> Result<usize, (Option<usize>,
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let package = dir.file_name().unwrap().to_string_lossy();
     let manifest = format!(
-        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n# The macro optimized (it expands every case), the kernels not.\n[profile.dev.build-override]\nopt-level = 2\n\n[workspace]\n",
+        "[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n[profile.dev]\ndebug = 0\nincremental = false\n\n# The macro optimized (it expands every case), the kernels not.\n[profile.dev.build-override]\nopt-level = 2\n\n[workspace]\n",
         root.canonicalize().unwrap()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();

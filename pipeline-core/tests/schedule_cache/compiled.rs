@@ -18,7 +18,7 @@ fn write_crate(dir: &Path) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let manifest = format!(
-        "[package]\nname = \"schedule_cache_crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n[profile.dev.build-override]\nopt-level = 2\n\n[workspace]\n",
+        "[package]\nname = \"schedule_cache_crate\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\npipeline = {{ path = {:?} }}\n\n[profile.dev]\ndebug = 0\nincremental = false\n\n[profile.dev.build-override]\nopt-level = 2\n\n[workspace]\n",
         root.canonicalize().unwrap()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
