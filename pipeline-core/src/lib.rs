@@ -23,6 +23,7 @@ pub mod interp;
 pub mod ir;
 pub mod lower;
 pub mod schedule;
+pub mod tune;
 
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
@@ -493,7 +494,7 @@ fn choose_and_lower(
 /// cache when an entry matches: without a block, or with a block that
 /// names no func and says `auto;` (it states only facts: estimates, input
 /// layouts). A block that schedules any func wins over the cache.
-fn consults_cache(block: Option<&front::schedule::BlockOptions>) -> bool {
+pub(crate) fn consults_cache(block: Option<&front::schedule::BlockOptions>) -> bool {
     block.is_none_or(|b| b.auto && !b.named.iter().any(|&n| n))
 }
 
@@ -566,7 +567,7 @@ pub fn scheduled_from_source(
 }
 
 /// Runs `f` on a reserved stack segment of 1 GiB (see [`expand`]).
-fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(64 << 20, 1 << 30, f)
 }
 
@@ -630,7 +631,7 @@ pub fn cache_key_from_source(
 /// The invocation's tokens, pipeline `name` checked, and what its CPU
 /// block (if any) says.
 #[allow(clippy::type_complexity)]
-fn with_cpu_block(
+pub(crate) fn with_cpu_block(
     source: &str,
     name: &str,
 ) -> Result<

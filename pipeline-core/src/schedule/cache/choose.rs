@@ -105,12 +105,23 @@ fn lowered(
     e: &Entry,
     shown: &str,
 ) -> Result<Lowered, String> {
+    lowered_text(c, user, &e.schedule, &e.provenance(shown))
+}
+
+/// A schedule offered as a cache entry's (`text`, said in `SCHEDULE` as
+/// `note`), checked like a block without `auto;` and lowered: what the
+/// macro does with an entry, and the tuner with each candidate.
+pub(crate) fn lowered_text(
+    c: &CheckedPipeline,
+    user: &Schedule,
+    text: &str,
+    note: &str,
+) -> Result<Lowered, String> {
     let mut sched = Schedule::default_for(&c.pipeline);
-    let options =
-        crate::front::schedule::check_text(&e.schedule, c, &mut sched).map_err(|errors| {
-            let all: Vec<String> = errors.into_iter().map(|e| e.to_string()).collect();
-            all.join("; ")
-        })?;
+    let options = crate::front::schedule::check_text(text, c, &mut sched).map_err(|errors| {
+        let all: Vec<String> = errors.into_iter().map(|e| e.to_string()).collect();
+        all.join("; ")
+    })?;
     if options.auto {
         return Err("an entry is a whole schedule, and `auto;` belongs in blocks".into());
     }
@@ -131,7 +142,7 @@ fn lowered(
             declared(user)
         ));
     }
-    sched.note = Some(e.provenance(shown));
+    sched.note = Some(note.to_string());
     crate::lower_pipeline(&c.pipeline, &sched)
         .map_err(|err| format!("it does not lower: {}", err.message))
 }
