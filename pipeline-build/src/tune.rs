@@ -1,0 +1,665 @@
+//! The tuner: hill climbing over schedules, a round of candidates per
+//! benchmark build, and the winner written to the crate's schedule cache.
+//!
+//! Per pipeline:
+//!
+//! 1. Round 0 times the auto-scheduler's choices (`Tunable::seeds`, the
+//!    macro's own choice first) and, when resuming, the cache's entry.
+//! 2. Each further round times the best so far beside its untried
+//!    neighbours (`Tunable::mutations`), at most `per_round` of them, and
+//!    keeps the fastest: times are only ever compared within one run.
+//! 3. Before timing, every candidate runs once at a small odd size and its
+//!    outputs are compared with the interpreter's; one that differs is
+//!    dropped and reported (it would be a bug of the compiler).
+//! 4. It stops when the budget would run out during the next round (from
+//!    the last round's cost) or when no neighbour is left untried; a final
+//!    run times the winner beside the auto-scheduler's choice, and the
+//!    winner goes to `pipeline-schedules.toml` with that time.
+
+use crate::bench::{Crate, Harness};
+use crate::scan::{self, Found};
+use crate::verify;
+use pipeline_core::interp::Value;
+use pipeline_core::ir::{Pipeline, Type};
+use pipeline_core::schedule::auto::Machine;
+use pipeline_core::schedule::cache::{self, CacheFile, Entry, Target};
+use pipeline_core::tune::{Candidate, Tunable};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What `cargo pipeline tune` was asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The directory of the crate's `Cargo.toml`.
+    pub root: PathBuf,
+    /// The pipelines to tune (all that read the cache, when empty).
+    pub names: Vec<String>,
+    /// Tuning time per pipeline.
+    pub budget: Duration,
+    /// Width and height of the inputs to time at (`None`: the block's
+    /// estimate, else 1920x1080).
+    pub size: Option<(usize, usize)>,
+    /// Candidates per round, besides the best so far.
+    pub per_round: usize,
+    /// Values of scalar parameters, `name=value` (others: 1, 1.0, true).
+    pub params: Vec<(String, String)>,
+    /// Only time the cache's entries beside the auto-scheduler's choice.
+    pub report: bool,
+    /// Rounds of timing, and milliseconds each candidate runs per round
+    /// (the candidates alternate).
+    pub timing: (usize, usize),
+}
+
+impl Options {
+    /// The defaults for the crate in `root`.
+    pub fn new(root: PathBuf) -> Options {
+        Options {
+            root,
+            names: Vec::new(),
+            budget: Duration::from_secs(600),
+            size: None,
+            per_round: 8,
+            params: Vec::new(),
+            report: false,
+            timing: (3, 100),
+        }
+    }
+}
+
+/// The outcome for one pipeline.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The pipeline.
+    pub name: String,
+    /// Median time of the auto-scheduler's choice, in ns.
+    pub auto_ns: u128,
+    /// Median time of the winner, in ns, in the same run.
+    pub tuned_ns: u128,
+    /// The auto-scheduler's choice's fastest run, in ns.
+    pub auto_min: u128,
+    /// The winner's fastest run, in ns.
+    pub tuned_min: u128,
+    /// The winner's schedule.
+    pub schedule: String,
+    /// Where it came from.
+    pub origin: String,
+    /// Rounds and candidates timed.
+    pub rounds: usize,
+    /// Candidates timed.
+    pub timed: usize,
+    /// Total build time of the benchmark crates.
+    pub build: Duration,
+    /// Total tuning time.
+    pub total: Duration,
+}
+
+/// Where the crate's dependencies and target directory are.
+struct Metadata {
+    target: PathBuf,
+    pipeline: PathBuf,
+}
+
+fn metadata(root: &Path) -> Result<Metadata, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("cargo metadata does not start: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let target = json["target_directory"]
+        .as_str()
+        .ok_or("cargo metadata gave no target directory")?;
+    let pipeline = json["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "pipeline")
+        .and_then(|p| p["manifest_path"].as_str())
+        .ok_or("the crate does not depend on `pipeline`")?;
+    Ok(Metadata {
+        target: PathBuf::from(target),
+        pipeline: Path::new(pipeline).parent().unwrap().to_path_buf(),
+    })
+}
+
+/// The value of each scalar parameter: `given` by name, else 1 (1.0, true).
+fn param_values(p: &Pipeline, given: &[(String, String)]) -> Result<Vec<Value>, String> {
+    p.params
+        .iter()
+        .map(|q| {
+            let text = given
+                .iter()
+                .find(|(n, _)| *n == q.name)
+                .map(|(_, v)| v.as_str());
+            let bad = |v: &str| format!("`{v}` is not a value of `{}: {}`", q.name, q.ty.name());
+            Ok(match (q.ty, text) {
+                (Type::Bool, None) => Value::Bool(true),
+                (Type::Bool, Some(v)) => Value::Bool(v.parse().map_err(|_| bad(v))?),
+                (Type::F32, None) => Value::F32(1.0),
+                (Type::F32, Some(v)) => Value::F32(v.parse().map_err(|_| bad(v))?),
+                (Type::F64, None) => Value::F64(1.0),
+                (Type::F64, Some(v)) => Value::F64(v.parse().map_err(|_| bad(v))?),
+                (_, None) => Value::Int(1),
+                (t, Some(v)) => {
+                    let i: i128 = v.parse().map_err(|_| bad(v))?;
+                    if i < t.int_min() || i > t.int_max() {
+                        return Err(bad(v));
+                    }
+                    Value::Int(i)
+                }
+            })
+        })
+        .collect()
+}
+
+/// The size to time at: `--size`, else the first estimate's first two
+/// extents, else 1920x1080.
+fn timing_size(opts: &Options, size_class: &str) -> (usize, usize) {
+    if let Some(s) = opts.size {
+        return s;
+    }
+    let first = size_class.split(',').next().and_then(|p| p.split_once('='));
+    if let Some((_, extents)) = first {
+        let e: Vec<usize> = extents.split('x').filter_map(|x| x.parse().ok()).collect();
+        if e.len() >= 2 && e[0] > 0 && e[1] > 0 {
+            return (e[0], e[1]);
+        }
+    }
+    (1920, 1080)
+}
+
+/// The origin of the cache's entry among the candidates.
+const CACHED: &str = "the cache's entry";
+
+/// The size every candidate is checked at: odd, so that split tails and
+/// boundary conditions are exercised.
+const VERIFY_SIZE: (usize, usize) = (67, 45);
+
+/// One pipeline's tuning session.
+struct Session<'a> {
+    opts: &'a Options,
+    tunable: Tunable,
+    found: Found,
+    params: Vec<Value>,
+    dir: PathBuf,
+    target: PathBuf,
+    pipeline_dir: PathBuf,
+    size: (usize, usize),
+    build: Duration,
+    isa: String,
+}
+
+/// A timed candidate. Choices go by the fastest run: on a shared machine
+/// noise only ever adds time.
+#[derive(Clone, Debug)]
+struct Timed {
+    candidate: Candidate,
+    median: u128,
+    min: u128,
+}
+
+/// A candidate replaces the best only when its fastest run is faster by
+/// more than this fraction, so that noise does not walk the search.
+const MARGIN: f64 = 0.02;
+
+fn faster(a: &Timed, b: &Timed) -> bool {
+    (a.min as f64) < b.min as f64 * (1.0 - MARGIN)
+}
+
+impl Session<'_> {
+    /// Builds, verifies and times `candidates`: the ones that ran and
+    /// agreed with the interpreter, with their times.
+    fn round(
+        &mut self,
+        candidates: &[Candidate],
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Vec<Timed>, String> {
+        let invocations: Vec<String> = candidates
+            .iter()
+            .map(|c| self.tunable.invocation_with(&c.schedule))
+            .collect();
+        let harness = Harness {
+            pipeline: self.tunable.pipeline(),
+            strides: self.tunable.input_strides(),
+            params: &self.params,
+        };
+        let main = harness.main_rs(&self.tunable.name(), &invocations)?;
+        let krate = Crate::write(&self.dir, &self.target, &self.pipeline_dir, &main)
+            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let start = Instant::now();
+        krate.build().map_err(|e| {
+            format!(
+                "the benchmark crate in {} does not build (a bug of the tuner or the macro; please report it):\n{e}",
+                self.dir.display()
+            )
+        })?;
+        let built = start.elapsed();
+        self.build += built;
+        // Verify at a small size against the interpreter.
+        let dump = self.dir.join("verify");
+        let _ = std::fs::remove_dir_all(&dump);
+        std::fs::create_dir_all(&dump).map_err(|e| e.to_string())?;
+        let out = krate.run(&[
+            "verify".into(),
+            dump.display().to_string(),
+            VERIFY_SIZE.0.to_string(),
+            VERIFY_SIZE.1.to_string(),
+        ])?;
+        let mut good = vec![false; candidates.len()];
+        let mut expected = None;
+        for line in out.lines() {
+            if let Some(isa) = line.strip_prefix("isa ") {
+                self.isa = isa.to_lowercase().replace("sse41", "sse4.1");
+            }
+            let words: Vec<&str> = line.splitn(4, ' ').collect();
+            let (Some(k), Some(what)) = (
+                words.get(1).and_then(|k| k.parse::<usize>().ok()),
+                words.get(2),
+            ) else {
+                continue;
+            };
+            if k >= candidates.len() {
+                continue;
+            }
+            match *what {
+                "ran" => {
+                    if expected.is_none() {
+                        expected = Some(verify::expected(
+                            self.tunable.pipeline(),
+                            &self.params,
+                            &dump,
+                            k,
+                        )?);
+                    }
+                    match verify::compare(self.tunable.pipeline(), &dump, k, expected.as_ref().unwrap()) {
+                        Ok(()) => good[k] = true,
+                        Err(e) => log(&format!(
+                            "  candidate ({}) disagrees with the interpreter, dropped: {e}\n  (a bug of pipeline: please report it with this schedule)\n{}",
+                            candidates[k].origin, candidates[k].schedule
+                        )),
+                    }
+                }
+                _ => log(&format!(
+                    "  candidate ({}) failed to run: {}",
+                    candidates[k].origin,
+                    words.get(3).unwrap_or(&"")
+                )),
+            }
+        }
+        // Time at the size class.
+        let (rounds, millis) = self.opts.timing;
+        let out = krate.run(&[
+            "time".into(),
+            self.size.0.to_string(),
+            self.size.1.to_string(),
+            rounds.to_string(),
+            millis.to_string(),
+        ])?;
+        let mut timed = Vec::new();
+        for line in out.lines() {
+            let words: Vec<&str> = line.split(' ').collect();
+            if let ["cand", k, "time", median, min] = words[..] {
+                let (Ok(k), Ok(median), Ok(min)) = (
+                    k.parse::<usize>(),
+                    median.parse::<u128>(),
+                    min.parse::<u128>(),
+                ) else {
+                    continue;
+                };
+                if k < candidates.len() && good[k] {
+                    timed.push(Timed {
+                        candidate: candidates[k].clone(),
+                        median,
+                        min,
+                    });
+                }
+            }
+        }
+        log(&format!(
+            "  built {} candidates in {:.1} s, verified and timed {} in {:.1} s",
+            candidates.len(),
+            built.as_secs_f64(),
+            timed.len(),
+            (start.elapsed() - built).as_secs_f64()
+        ));
+        Ok(timed)
+    }
+}
+
+/// Milliseconds, for messages.
+fn ms(ns: u128) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// Tunes the crate's pipelines (or, with `opts.report`, times their cache
+/// entries beside the auto-scheduler's choices), writing the winners to
+/// its schedule cache; `log` receives the progress.
+pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, String> {
+    let meta = metadata(&opts.root)?;
+    let (found, skipped) = scan::pipelines(&opts.root);
+    for s in skipped {
+        log(&format!("skipped {s}"));
+    }
+    let selected: Vec<Found> = found
+        .into_iter()
+        .filter(|f| opts.names.is_empty() || opts.names.contains(&f.name))
+        .collect();
+    for n in &opts.names {
+        if !selected.iter().any(|f| &f.name == n) {
+            return Err(format!(
+                "no pipeline named `{n}` in {}",
+                opts.root.display()
+            ));
+        }
+    }
+    let cache_path = opts.root.join(cache::FILE_NAME);
+    let created = !cache_path.exists();
+    let mut file = match std::fs::read_to_string(&cache_path) {
+        Ok(text) => CacheFile::parse(&text)
+            .map_err(|(line, e)| format!("{}:{line}: {e}", cache_path.display()))?,
+        Err(_) => CacheFile::default(),
+    };
+    let arch = std::env::consts::ARCH;
+    let machine = Machine::from_env()?;
+    let mut outcomes = Vec::new();
+    for found in selected {
+        let tunable = Tunable::from_source(&found.source, &found.name)?;
+        if !tunable.consults_cache() {
+            log(&format!(
+                "{} ({}): its schedule block names funcs, and a block wins over the cache: not tuned",
+                found.name,
+                found.file.display()
+            ));
+            continue;
+        }
+        let key = tunable.key(arch);
+        let params = param_values(tunable.pipeline(), &opts.params)?;
+        let size = timing_size(opts, &key.size);
+        let start = Instant::now();
+        let mut s = Session {
+            opts,
+            params,
+            dir: meta.target.join("pipeline-tune").join(&found.name),
+            target: meta.target.join("pipeline-tune").join("target"),
+            pipeline_dir: meta.pipeline.clone(),
+            size,
+            build: Duration::ZERO,
+            isa: String::new(),
+            tunable,
+            found,
+        };
+        log(&format!(
+            "{} ({}): inputs {}x{}, size class `{}`, budget {} s",
+            s.found.name,
+            s.found.file.display(),
+            size.0,
+            size.1,
+            key.size,
+            opts.budget.as_secs()
+        ));
+        let (seeds, rejected) = s.tunable.seeds(&machine);
+        for r in rejected {
+            log(&format!("  rejected ({}): {}", r.origin, r.reason));
+        }
+        let auto = seeds
+            .first()
+            .cloned()
+            .ok_or("the auto-scheduler's choice does not check")?;
+        let cached = file.lookup(&key).fresh.first().map(|e| e.schedule.clone());
+        let mut first: Vec<Candidate> = seeds.clone();
+        if let Some(text) = &cached {
+            match s.tunable.check(text) {
+                Ok(()) => first.insert(
+                    1,
+                    Candidate {
+                        schedule: text.clone(),
+                        origin: CACHED.into(),
+                    },
+                ),
+                Err(e) => log(&format!("  the cache's entry is rejected: {e}")),
+            }
+        }
+        if opts.report {
+            first.truncate(if cached.is_some() { 2 } else { 1 });
+        }
+        let mut tried: HashSet<String> = first.iter().map(|c| compact(&c.schedule)).collect();
+        log(&format!("  round 0: {} candidates", first.len()));
+        let round_start = Instant::now();
+        let timed = s.round(&first, log)?;
+        let mut last_round = round_start.elapsed();
+        // The auto-scheduler's choice, unless another beats it clearly.
+        let mut best = timed
+            .iter()
+            .find(|t| t.candidate == auto)
+            .or_else(|| timed.first())
+            .cloned()
+            .ok_or("no candidate ran and agreed with the interpreter")?;
+        for t in &timed {
+            if faster(t, &best) {
+                best = t.clone();
+            }
+        }
+        if opts.report {
+            if let Some(c) = timed.iter().find(|t| t.candidate.origin == CACHED) {
+                best = c.clone();
+            }
+        }
+        let auto_first = timed.iter().find(|t| t.candidate == auto).map(|t| t.min);
+        log(&format!(
+            "  best so far {} ({}){}",
+            ms(best.min),
+            best.candidate.origin,
+            auto_first
+                .map(|a| format!(", auto {}", ms(a)))
+                .unwrap_or_default()
+        ));
+        let mut rounds = 1;
+        let mut count = first.len();
+        while !opts.report && start.elapsed() + last_round < opts.budget {
+            let (neighbours, rejected) = s.tunable.mutations(&best.candidate.schedule);
+            let fresh: Vec<Candidate> = neighbours
+                .into_iter()
+                .filter(|c| !tried.contains(&compact(&c.schedule)))
+                .take(opts.per_round)
+                .collect();
+            for r in rejected
+                .iter()
+                .filter(|r| !tried.contains(&compact(&r.schedule)))
+            {
+                log(&format!("  rejected ({}): {}", r.origin, r.reason));
+            }
+            for r in rejected {
+                tried.insert(compact(&r.schedule));
+            }
+            if fresh.is_empty() {
+                log("  no untried neighbour of the best: done");
+                break;
+            }
+            tried.extend(fresh.iter().map(|c| compact(&c.schedule)));
+            let mut candidates = vec![best.candidate.clone()];
+            candidates.extend(fresh);
+            count += candidates.len() - 1;
+            log(&format!(
+                "  round {rounds} ({:.0} s of {} s): the best and {} neighbours",
+                start.elapsed().as_secs_f64(),
+                opts.budget.as_secs(),
+                candidates.len() - 1
+            ));
+            let round_start = Instant::now();
+            let timed = s.round(&candidates, log)?;
+            last_round = round_start.elapsed();
+            rounds += 1;
+            // The best's time in this run, then whatever beats it clearly.
+            let Some(mut winner) = timed
+                .iter()
+                .find(|t| t.candidate == best.candidate)
+                .cloned()
+            else {
+                return Err("the best so far did not run again".into());
+            };
+            for t in &timed {
+                if faster(t, &winner) {
+                    winner = t.clone();
+                }
+            }
+            if winner.candidate != best.candidate {
+                log(&format!(
+                    "  best so far {} ({})",
+                    ms(winner.min),
+                    winner.candidate.origin
+                ));
+            }
+            best = winner;
+        }
+        // The final comparison: the winner beside the auto-scheduler's choice.
+        // The final run: the winner beside the auto-scheduler's choice,
+        // which stays unless the winner beats it again.
+        let pair: Vec<Candidate> = if best.candidate == auto {
+            vec![auto.clone()]
+        } else {
+            vec![auto.clone(), best.candidate.clone()]
+        };
+        let t = s.round(&pair, log)?;
+        let get = |c: &Candidate| t.iter().find(|x| x.candidate == *c).cloned();
+        let auto_t = get(&auto).ok_or("the auto-scheduler's choice did not run")?;
+        let mut tuned_t = get(&best.candidate).ok_or("the winner did not run")?;
+        if !opts.report && !faster(&tuned_t, &auto_t) && best.candidate != auto {
+            log(&format!(
+                "  the winner ({}) did not beat the auto-scheduler's choice in the final run: keeping auto",
+                best.candidate.origin
+            ));
+            best = auto_t.clone();
+            tuned_t = auto_t.clone();
+        }
+        let (auto_ns, tuned_ns) = (auto_t.median, tuned_t.median);
+        let (auto_min, tuned_min) = (auto_t.min, tuned_t.min);
+        let outcome = Outcome {
+            name: s.found.name.clone(),
+            auto_ns,
+            tuned_ns,
+            auto_min,
+            tuned_min,
+            schedule: best.candidate.schedule.clone(),
+            origin: best.candidate.origin.clone(),
+            rounds,
+            timed: count,
+            build: s.build,
+            total: start.elapsed(),
+        };
+        log(&format!(
+            "  auto {} (fastest {}), tuned {} (fastest {}): {:.2}x, {} rounds, {} candidates, {:.0} s ({:.0} s building)",
+            ms(auto_ns),
+            ms(auto_min),
+            ms(tuned_ns),
+            ms(tuned_min),
+            tuned_ns as f64 / auto_ns as f64,
+            rounds,
+            count,
+            outcome.total.as_secs_f64(),
+            outcome.build.as_secs_f64()
+        ));
+        if !opts.report {
+            let entry = Entry {
+                key: key.clone(),
+                isa: s.isa.clone(),
+                schedule: best.candidate.schedule.clone(),
+                time_ns: Some(tuned_ns as u64),
+                date: Some(today()),
+                machine: machine_name(),
+                line: 0,
+            };
+            file.entries.retain(|e| {
+                !(e.key.name == key.name
+                    && e.key.target == Target::Cpu
+                    && e.key.arch == key.arch
+                    && e.key.size == key.size
+                    && e.key.layout == key.layout)
+            });
+            file.entries.push(entry);
+            std::fs::write(&cache_path, file.to_text())
+                .map_err(|e| format!("{}: {e}", cache_path.display()))?;
+            log(&format!("  written to {}", cache_path.display()));
+            // A cache file the crate's last build did not see is not yet
+            // an input of it: touching the pipeline's file rebuilds it.
+            if created {
+                touch(&s.found.file).map_err(|e| format!("{}: {e}", s.found.file.display()))?;
+            }
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// Sets a file's modification time to now.
+fn touch(path: &Path) -> std::io::Result<()> {
+    std::fs::File::options()
+        .append(true)
+        .open(path)?
+        .set_modified(std::time::SystemTime::now())
+}
+
+/// Schedule text without whitespace, to tell candidates apart.
+fn compact(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Today's date (UTC), `YYYY-MM-DD`.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_date(secs / 86400);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The calendar date of day `days` since 1970-01-01 (proleptic
+/// Gregorian, in 400-year eras).
+fn civil_date(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+/// The processor's name, where the system says it.
+fn machine_name() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), (1970, 1, 1));
+        assert_eq!(civil_date(20_418), (2025, 11, 26));
+        assert_eq!(civil_date(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn sizes_from_estimates() {
+        let o = Options::new(PathBuf::new());
+        assert_eq!(timing_size(&o, "large"), (1920, 1080));
+        assert_eq!(timing_size(&o, "input=640x480x3,out=640x480"), (640, 480));
+    }
+}
