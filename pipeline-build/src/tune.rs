@@ -361,7 +361,18 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             ));
         }
     }
-    let cache_path = opts.root.join(cache::FILE_NAME);
+    // Where the macro reads the cache: PIPELINE_SCHEDULE_CACHE (relative to
+    // the crate), else pipeline-schedules.toml beside Cargo.toml.
+    let cache_path = match std::env::var_os(cache::CACHE_ENV) {
+        Some(v) if v.is_empty() => {
+            return Err(format!(
+                "{} is empty: the cache is turned off",
+                cache::CACHE_ENV
+            ))
+        }
+        Some(v) => opts.root.join(v),
+        None => opts.root.join(cache::FILE_NAME),
+    };
     let created = !cache_path.exists();
     let mut file = match std::fs::read_to_string(&cache_path) {
         Ok(text) => CacheFile::parse(&text)
@@ -371,8 +382,15 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
     let arch = std::env::consts::ARCH;
     let machine = Machine::from_env()?;
     let mut outcomes = Vec::new();
+    let mut done = Vec::new();
     for found in selected {
         let tunable = Tunable::from_source(&found.source, &found.name)?;
+        // The same algorithm in several files (an example a bench
+        // includes) is one entry: tuned once.
+        if done.contains(&tunable.key(std::env::consts::ARCH)) {
+            continue;
+        }
+        done.push(tunable.key(std::env::consts::ARCH));
         if !tunable.consults_cache() {
             log(&format!(
                 "{} ({}): its schedule block names funcs, and a block wins over the cache: not tuned",

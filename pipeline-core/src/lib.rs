@@ -297,17 +297,9 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
     // `PIPELINE_SCHEDULE=auto`: every pipeline as if its block said only
     // `auto;` (with its input layouts and estimates), to compare the
     // auto-scheduler with the hand schedules of a whole crate.
-    let override_auto = std::env::var(SCHEDULE_ENV).is_ok_and(|v| v == "auto");
-    if override_auto {
-        for ((c, sched), block) in checked.iter().zip(&mut schedules).zip(&mut blocks) {
-            let strides = std::mem::take(&mut sched.input_strides);
-            *sched = schedule::Schedule::default_for(&c.pipeline);
-            sched.input_strides = strides;
-            if let Some(b) = block {
-                b.auto = true;
-                b.named.iter_mut().for_each(|n| *n = false);
-            }
-        }
+    let override_auto = schedule_env() == Some("auto");
+    for ((c, sched), block) in checked.iter().zip(&mut schedules).zip(&mut blocks) {
+        schedule_override(c, sched, block.as_mut());
     }
     let mut out = TokenStream::new();
     let kernel_levels = match codegen::kernels::KernelLevels::from_env() {
@@ -498,9 +490,40 @@ pub(crate) fn consults_cache(block: Option<&front::schedule::BlockOptions>) -> b
     block.is_none_or(|b| b.auto && !b.named.iter().any(|&n| n))
 }
 
-/// The environment variable that, set to `auto` at build time, replaces
-/// every schedule block's directives with the auto-scheduler's choice.
+/// The environment variable that, set at build time, replaces every
+/// schedule block's directives: with the auto-scheduler's choice (`auto`),
+/// or with the cache's entry where there is one (`tuned`), to compare hand
+/// schedules with either across a whole crate.
 pub const SCHEDULE_ENV: &str = "PIPELINE_SCHEDULE";
+
+/// `auto` or `tuned` when [`SCHEDULE_ENV`] says so.
+pub(crate) fn schedule_env() -> Option<&'static str> {
+    match std::env::var(SCHEDULE_ENV).as_deref() {
+        Ok("auto") => Some("auto"),
+        Ok("tuned") => Some("tuned"),
+        _ => None,
+    }
+}
+
+/// `PIPELINE_SCHEDULE=auto` or `tuned`: the pipeline as if its block said
+/// only `auto;` (with its input layouts and estimates). Under `auto` the
+/// cache is not read either (`expand_here`).
+pub(crate) fn schedule_override(
+    c: &CheckedPipeline,
+    sched: &mut schedule::Schedule,
+    block: Option<&mut front::schedule::BlockOptions>,
+) {
+    if schedule_env().is_none() {
+        return;
+    }
+    let strides = std::mem::take(&mut sched.input_strides);
+    *sched = schedule::Schedule::default_for(&c.pipeline);
+    sched.input_strides = strides;
+    if let Some(b) = block {
+        b.auto = true;
+        b.named.iter_mut().for_each(|n| *n = false);
+    }
+}
 
 /// Completes a pipeline's schedule with the auto-scheduler: `user` holds
 /// what its block (if any) says; the funcs the block does not name get the

@@ -67,10 +67,13 @@ pub fn pipeline_names(source: &str) -> Result<Vec<String>, String> {
 }
 
 impl Tunable {
-    /// Pipeline `name` of the text of a `pipeline!` invocation.
+    /// Pipeline `name` of the text of a `pipeline!` invocation, as the
+    /// macro sees it (`PIPELINE_SCHEDULE` included: under `tuned`, a
+    /// pipeline with a block is tuned as if the block said only `auto;`).
     pub fn from_source(source: &str, name: &str) -> Result<Tunable, String> {
         crate::on_big_stack(|| {
-            let (tokens, checked, user, block) = crate::with_cpu_block(source, name)?;
+            let (tokens, checked, mut user, mut block) = crate::with_cpu_block(source, name)?;
+            crate::schedule_override(&checked, &mut user, block.as_mut());
             Ok(Tunable {
                 tokens,
                 checked,
@@ -99,7 +102,7 @@ impl Tunable {
     /// or with one that only states facts. A block that schedules funcs
     /// wins over the cache, so tuning it would change nothing.
     pub fn consults_cache(&self) -> bool {
-        crate::consults_cache(self.block.as_ref())
+        crate::schedule_env() != Some("auto") && crate::consults_cache(self.block.as_ref())
     }
 
     /// The key of the CPU entry that serves it on `arch`.

@@ -1,0 +1,93 @@
+//! `PIPELINE_SCHEDULE` at build time, in a test binary of its own (it sets
+//! the process's environment): `auto` replaces every block by the
+//! auto-scheduler's choice and leaves the cache unread; `tuned` lets the
+//! cache's entry replace a block that names funcs, and makes such a
+//! pipeline one the tuner tunes.
+
+use pipeline_core::schedule::cache::{
+    algorithm_hash, CacheFile, CacheSource, Entry, Key, Target, SPACE_VERSION,
+};
+use pipeline_core::tune::Tunable;
+use std::path::PathBuf;
+
+const SOURCE: &str = "
+    fn blur3x3(input: Image<u16, 2>) -> Image<u16, 2> {
+        let clamped = input.clamp_edge();
+        blur_x(x, y) = (clamped(x - 1, y) as u32 + clamped(x, y) as u32 + clamped(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur3x3 { out.parallel(y); }
+";
+
+fn cache() -> CacheSource {
+    let hash = algorithm_hash(&SOURCE.parse().unwrap(), "blur3x3").unwrap();
+    let entry = Entry {
+        key: Key {
+            name: "blur3x3".into(),
+            target: Target::Cpu,
+            algorithm: hash,
+            arch: std::env::consts::ARCH.into(),
+            size: "large".into(),
+            layout: String::new(),
+            space: SPACE_VERSION,
+        },
+        isa: "avx2".into(),
+        schedule:
+            "blur_x.compute_at(out, y).vectorize(x, 16);\nout.parallel(y).vectorize(x, 16);\n"
+                .into(),
+        time_ns: None,
+        date: None,
+        machine: None,
+        line: 0,
+    };
+    CacheSource {
+        path: PathBuf::from("/crate/pipeline-schedules.toml"),
+        text: Ok(CacheFile {
+            entries: vec![entry],
+        }
+        .to_text()),
+    }
+}
+
+fn expansion() -> String {
+    pipeline_core::expand_with_cache(SOURCE.parse().unwrap(), Some(cache())).to_string()
+}
+
+#[test]
+fn the_schedule_override_chooses_between_block_auto_and_cache() {
+    let tunable = || {
+        Tunable::from_source(SOURCE, "blur3x3")
+            .unwrap()
+            .consults_cache()
+    };
+    std::env::remove_var("PIPELINE_SCHEDULE");
+    let out = expansion();
+    assert!(
+        out.contains("out . parallel (y)") || out.contains("out.parallel(y)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("pipeline-schedules.toml line"),
+        "the block wins: {out}"
+    );
+    assert!(!tunable(), "a block that names funcs is not tuned");
+
+    std::env::set_var("PIPELINE_SCHEDULE", "auto");
+    let out = expansion();
+    assert!(out.contains("chosen by the auto-scheduler"), "{out}");
+    assert!(
+        !out.contains("include_bytes"),
+        "auto leaves the cache unread: {out}"
+    );
+    assert!(
+        !tunable(),
+        "under auto the cache is not read, so nothing is tuned"
+    );
+
+    std::env::set_var("PIPELINE_SCHEDULE", "tuned");
+    let out = expansion();
+    assert!(out.contains("from pipeline-schedules.toml line"), "{out}");
+    assert!(tunable(), "under tuned the block counts as facts only");
+    std::env::remove_var("PIPELINE_SCHEDULE");
+}
