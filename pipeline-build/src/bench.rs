@@ -8,7 +8,8 @@
 //! what they need, and then either runs each candidate once at a small size
 //! and writes its inputs and outputs (`verify DIR W H`: the tuner compares
 //! them with the interpreter) or times each candidate at the size class
-//! (`time W H ROUNDS MILLIS`: each candidate runs for MILLIS per round and
+//! (`time W H ROUNDS MILLIS [K,K..]`: each candidate, or those listed, runs
+//! for MILLIS per round and
 //! the candidates alternate, round by round, so that a slow moment of the
 //! machine falls on all of them; it prints each one's median and fastest
 //! run).
@@ -381,11 +382,13 @@ fn main() {
         }
         _ => {
             let (w, h, rounds, millis) = (arg(2), arg(3), arg(4), arg(5));
+            // Optionally only some candidates: `0,3`.
+            let only: Option<Vec<usize>> = args.get(6).map(|l| l.split(',').map(|k| k.parse().expect("a number")).collect());
             let mut times: Vec<Vec<u128>> = vec![Vec::new(); RUNS.len()];
             let mut failed = vec![false; RUNS.len()];
             for _ in 0..rounds {
                 for (k, run) in RUNS.iter().enumerate() {
-                    if failed[k] { continue; }
+                    if failed[k] || only.as_ref().is_some_and(|o| !o.contains(&k)) { continue; }
                     match run(w, h, millis, None, k) {
                         Ok(t) => times[k].extend(t),
                         Err(e) => { failed[k] = true; println!("cand {k} error {}", e.replace('\n', " ")); }

@@ -37,31 +37,62 @@ pub fn pipelines(root: &Path) -> (Vec<Found>, Vec<String>) {
         if !text.contains("pipeline!") {
             continue;
         }
-        let tokens: TokenStream = match text.parse() {
-            Ok(t) => t,
-            Err(e) => {
-                skipped.push(format!("{}: does not tokenize ({e})", file.display()));
-                continue;
-            }
-        };
-        let mut invocations = Vec::new();
-        invocations_in(tokens, &mut invocations);
-        for inv in invocations {
-            let source = inv.to_string();
-            match pipeline_core::tune::pipeline_names(&source) {
-                Ok(names) => found.extend(names.into_iter().map(|name| Found {
+        match pipelines_in(&text) {
+            Ok((pipelines, errors)) => {
+                found.extend(pipelines.into_iter().map(|(source, name)| Found {
                     file: file.clone(),
-                    source: source.clone(),
+                    source,
                     name,
-                })),
-                Err(e) => skipped.push(format!(
-                    "{}: a `pipeline!` invocation does not parse ({e})",
-                    file.display()
-                )),
+                }));
+                skipped.extend(
+                    errors
+                        .into_iter()
+                        .map(|e| format!("{}: {e}", file.display())),
+                );
             }
+            Err(e) => skipped.push(format!("{}: {e}", file.display())),
         }
     }
     (found, skipped)
+}
+
+/// A file's pipelines, `(invocation, name)`, and why invocations were
+/// skipped.
+type Scanned = (Vec<(String, String)>, Vec<String>);
+
+/// The pipelines of a Rust file's text, `(invocation, name)`, and why
+/// invocations that do not parse were skipped; `Err` if the text does not
+/// tokenize.
+fn pipelines_in(text: &str) -> Result<Scanned, String> {
+    let tokens: TokenStream = text
+        .parse()
+        .map_err(|e| format!("does not tokenize ({e})"))?;
+    let mut invocations = Vec::new();
+    invocations_in(tokens, &mut invocations);
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    for inv in invocations {
+        // An invocation inside a `macro_rules!` definition has `$`
+        // fragments: only its expansions are pipelines.
+        if has_dollar(&inv) {
+            continue;
+        }
+        let source = inv.to_string();
+        match pipeline_core::tune::pipeline_names(&source) {
+            Ok(names) => found.extend(names.into_iter().map(|n| (source.clone(), n))),
+            Err(e) => skipped.push(format!("a `pipeline!` invocation does not parse ({e})")),
+        }
+    }
+    Ok((found, skipped))
+}
+
+/// Whether `tokens` hold a `$` at any depth.
+fn has_dollar(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        TokenTree::Punct(p) => p.as_char() == '$',
+        TokenTree::Group(g) => has_dollar(&g.stream()),
+        _ => false,
+    })
 }
 
 /// The `.rs` files under `dir`, recursively.
@@ -118,15 +149,14 @@ mod tests {
                 fn g() {
                     pipeline!(fn two(a: Image<u8, 2>) -> Image<u8, 2> { f(x, y) = a(x, y); f });
                 }
+                macro_rules! make {
+                    ($name:ident) => { pipeline! { fn $name(a: Image<u8, 2>) -> Image<u8, 2> { a } } };
+                }
             }
         "#;
-        let mut out = Vec::new();
-        invocations_in(text.parse().unwrap(), &mut out);
-        let names: Vec<Vec<String>> = out
-            .iter()
-            .map(|t| pipeline_core::tune::pipeline_names(&t.to_string()).unwrap())
-            .collect();
-        let mut flat: Vec<String> = names.concat();
+        let (found, skipped) = pipelines_in(text).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let mut flat: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
         flat.sort();
         assert_eq!(flat, ["one", "two"]);
     }

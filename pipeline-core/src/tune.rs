@@ -291,6 +291,26 @@ fn parse_statements(text: &str) -> Option<Vec<Statement>> {
             directives: Vec::new(),
         };
         i += 1;
+        // A func of a template's instance or of a compile-time loop is
+        // named by a path, `blurred.blur_z`, `gauss[1].reduce_x`: indices,
+        // and dots between names not followed by arguments.
+        loop {
+            match (tokens.get(i), tokens.get(i + 1), tokens.get(i + 2)) {
+                (Some(TokenTree::Group(g)), ..) if g.delimiter() == Delimiter::Bracket => {
+                    let index: String = g.to_string().split_whitespace().collect();
+                    s.subject += &index;
+                    i += 1;
+                }
+                (Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(part)), next)
+                    if dot.as_char() == '.'
+                        && !matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis) =>
+                {
+                    s.subject = format!("{}.{part}", s.subject);
+                    i += 2;
+                }
+                _ => break,
+            }
+        }
         loop {
             match tokens.get(i) {
                 Some(TokenTree::Punct(p)) if p.as_char() == ';' => {

@@ -66,8 +66,15 @@ fn every_proposal_is_legal_and_agrees_with_the_interpreter_or_is_rejected_with_a
         let mut rng = Rng(0x7E57 + k as u64);
         // The seeds, and the neighbours of the first two.
         let mut all = seeds.clone();
-        for seed in seeds.iter().take(2) {
+        for (i, seed) in seeds.iter().take(2).enumerate() {
             let (next, bad) = t.mutations(&seed.schedule);
+            // Every schedule has a neighbour (a vector width at least):
+            // none means its text did not parse as statements.
+            assert!(
+                i > 0 || !next.is_empty() || !bad.is_empty(),
+                "{name}: no neighbours of\n{}",
+                seed.schedule
+            );
             for r in &bad {
                 assert!(
                     !r.reason.is_empty(),

@@ -12,7 +12,8 @@ block, or whose block only states facts with `auto;`) and writes the
 winners to pipeline-schedules.toml beside Cargo.toml, which the
 `pipeline!` macro reads at every build.
 
-  NAME...               only these pipelines (default: all)
+  NAME...               only these pipelines (default: all); FILE:NAME
+                        picks the one in a file whose path ends in FILE
   --budget 10m          tuning time per pipeline (s, m or h; default 10m)
   --size WxH            the inputs' width and height to time at (default:
                         the block's estimate, else 1920x1080); tune at or
