@@ -414,6 +414,17 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             return Err(format!("no pipeline `{n}` in {}", opts.root.display()));
         }
     }
+    // A `--param` that no selected pipeline has is a mistake (a typo would
+    // otherwise tune with the default value).
+    for (name, _) in &opts.params {
+        let known = selected.iter().any(|f| {
+            pipeline_core::pipeline_from_source(&f.source, &f.name)
+                .is_ok_and(|p| p.params.iter().any(|q| &q.name == name))
+        });
+        if !known {
+            return Err(format!("no pipeline to tune has a parameter `{name}`"));
+        }
+    }
     // Where the macro reads the cache: PIPELINE_SCHEDULE_CACHE (relative to
     // the crate), else pipeline-schedules.toml beside Cargo.toml.
     let cache_path = match std::env::var_os(cache::CACHE_ENV) {
