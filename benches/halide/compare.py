@@ -3,7 +3,7 @@
 
 Run from anywhere in the repository:
 
-    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur] [--no-auto]
+    python3 benches/halide/compare.py [--runs N] [--rounds R] [--only NAME ...] [--no-libblur] [--no-auto] [--no-tuned]
 
 NAME is one of blur3x3_u16, gauss5x5_u8, down2_u16, grey_rgb_u8, harris_f32, unsharp_f32,
 bilateral_f32, pyramid_f32 (default: all).
@@ -58,6 +58,12 @@ What it does, in one run:
    hand-scheduled one bit for bit, Halide's are compared with it; all are
    timed in the same rounds, and a second table gives ours auto against our
    hand schedule and against the best of Halide's three.
+7b. Tuned (skip with --no-tuned): builds our bench again with
+   PIPELINE_SCHEDULE=tuned and PIPELINE_SCHEDULE_CACHE=benches/halide/tuned-schedules.toml
+   (what `cargo pipeline tune` found for these pipelines; blocks read as
+   facts), checks its outputs against the hand-scheduled ones, times it in
+   the same rounds and prints it against ours auto and Halide's hand
+   schedules.
 8. Runs benches/libblur (skip with --no-libblur), and again with ours
    built with PIPELINE_SCHEDULE=auto unless --no-auto: our blurs beside libblur's,
    the crate a Rust user would pick instead, on a 3840x2160 image, alternating
@@ -84,6 +90,8 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / "target" / "halide-venv"
 DUMP = ROOT / "target" / "halide-compare"
 DUMP_AUTO = ROOT / "target" / "halide-compare-auto"
+DUMP_TUNED = ROOT / "target" / "halide-compare-tuned"
+TUNED_CACHE = ROOT / "benches" / "halide" / "tuned-schedules.toml"
 # Halide 21's auto-schedulers (plugins shipped in the wheel), by the name
 # AutoschedulerParams takes and the library that holds each.
 AUTOSCHEDULERS = {
@@ -583,7 +591,7 @@ def time_ms(fn, runs):
     return median(ms), min(ms)
 
 
-def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
+def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False):
     """Runs the Rust bench; returns ({name: (size, median, min)}, machine), where
     machine holds the bandwidth in GB/s of the faster parallel copy
     ("bandwidth") and of each way of copying ("copy memcpy", "copy
@@ -594,7 +602,8 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
     (PIPELINE_ISA), else at the best. With `auto`, the bench is built with
     PIPELINE_SCHEDULE=auto (in a target directory of its own, so that the two
     builds do not replace each other): every pipeline under the
-    auto-scheduler's choice instead of its schedule block."""
+    auto-scheduler's choice instead of its schedule block. With `tuned`,
+    under PIPELINE_SCHEDULE=tuned and TUNED_CACHE: the tuner's entries."""
     env = dict(os.environ)
     env.update(HALIDE_COMPARE_RUNS=str(runs), RAYON_NUM_THREADS=str(threads))
     env.pop("HALIDE_COMPARE_DUMP", None)
@@ -603,11 +612,16 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False):
     # Every level gets a kernel, so that the per-level table times each
     # (the best level runs the same kernel as in a default build).
     env["PIPELINE_KERNELS"] = ALL_KERNELS
+    env.pop("PIPELINE_SCHEDULE_CACHE", None)
     if auto:
         env["PIPELINE_SCHEDULE"] = "auto"
         env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "auto-schedule")
+    if tuned:
+        env["PIPELINE_SCHEDULE"] = "tuned"
+        env["PIPELINE_SCHEDULE_CACHE"] = str(TUNED_CACHE)
+        env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "tuned-schedule")
     if dump:
-        env["HALIDE_COMPARE_DUMP"] = str(DUMP_AUTO if auto else DUMP)
+        env["HALIDE_COMPARE_DUMP"] = str(DUMP_AUTO if auto else DUMP_TUNED if tuned else DUMP)
     if isa is not None:
         env["PIPELINE_ISA"] = isa
     cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
@@ -741,6 +755,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="rounds that alternate our runs and Halide's (default 5)")
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"run only this pipeline (repeatable): {', '.join(NAMES)}")
     parser.add_argument("--no-libblur", action="store_true", help="skip the comparison with libblur (benches/libblur)")
+    parser.add_argument("--no-tuned", action="store_true", help=f"skip ours under the tuner's schedules ({TUNED_CACHE.relative_to(ROOT)})")
     parser.add_argument("--no-auto", action="store_true", help="skip the comparison without schedules (ours under PIPELINE_SCHEDULE=auto, Halide's auto-schedulers)")
     args = parser.parse_args()
     names = args.only or NAMES
@@ -859,10 +874,27 @@ def main():
                     lambda pipe=pipe, out_bufs=out_bufs, keep=(data, in_buf, results, inputs): realize(pipe, out_bufs, target)
                 )
 
+    # 2c. Tuned: ours under the tuner's entries.
+    tuned_on = not args.no_tuned
+    ours_tuned, tuned_same = {}, {}
+    if tuned_on:
+        if DUMP_TUNED.exists():
+            for old in DUMP_TUNED.glob("*.bin"):
+                old.unlink()
+        ours_tuned = run_ours(names, args.runs, threads, tuned=True)[0]
+        for name in names:
+            _, _, out_shape, dtype = CASES[name]
+            dtype = np.dtype(dtype)
+            hand = read_dump(np, DUMP / f"{name}.bin", out_shape, dtype)
+            tuned_out = read_dump(np, DUMP_TUNED / f"{name}.bin", out_shape, dtype)
+            tuned_same[name] = hand.tobytes() == tuned_out.tobytes()
+
     # 3. Rounds: ours, then Halide, R times (the first round of ours ran above).
     rounds = max(args.rounds, 1)
     ours_auto_ms = {name: [ours_auto[name][1]] for name in names if name in ours_auto}
     ours_auto_best = {name: ours_auto[name][2] for name in names if name in ours_auto}
+    ours_tuned_ms = {name: [ours_tuned[name][1]] for name in names if name in ours_tuned}
+    ours_tuned_best = {name: ours_tuned[name][2] for name in names if name in ours_tuned}
     halide_auto_ms = {key: [] for key in auto_timed}
     halide_auto_best = {key: float("inf") for key in auto_timed}
     cached = [name + CACHED for name in names if name + CACHED in ours]
@@ -897,6 +929,12 @@ def main():
                 halide_auto_ms[key].append(median_ms)
                 halide_auto_best[key] = min(halide_auto_best[key], min_ms)
                 print(f"halide {key[0]} {key[1]} (round {r + 1}): median {median_ms:.3f} ms", file=sys.stderr, flush=True)
+
+        if tuned_on and r > 0:
+            again = run_ours(names, args.runs, threads, dump=False, tuned=True)[0]
+            for name in names:
+                ours_tuned_ms[name].append(again[name][1])
+                ours_tuned_best[name] = min(ours_tuned_best[name], again[name][2])
 
     # 4. The table.
     cpu = "unknown CPU"
@@ -1020,6 +1058,44 @@ def main():
         print()
         for name in names:
             print(f"- {name}: " + "; ".join(auto_notes[name]))
+
+    if tuned_on:
+        print()
+        print(
+            f"Tuned: ours built with PIPELINE_SCHEDULE=tuned and {TUNED_CACHE.relative_to(ROOT)} (what cargo pipeline tune "
+            f"found), beside ours auto and Halide's hand schedules; the same {rounds} rounds, medians over rounds, ms; "
+            f"ratios are medians of per-round ratios."
+        )
+        print()
+        print("| algorithm | ours tuned | ours auto | ours hand | Halide hand | tuned/auto | tuned/Halide hand | fastest: tuned/Halide hand | outputs |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        vs_auto_all, vs_halide_all = [], []
+        for name in names:
+            t_ms = ours_tuned_ms[name]
+            vs_halide = median([t / h for t, h in zip(t_ms, their_ms[name])])
+            vs_halide_all.append(vs_halide)
+            auto_cell = vs_auto = "-"
+            if name in ours_auto_ms:
+                vs_auto_r = median([t / a for t, a in zip(t_ms, ours_auto_ms[name])])
+                vs_auto_all.append(vs_auto_r)
+                auto_cell, vs_auto = f"{median(ours_auto_ms[name]):.2f}", f"{vs_auto_r:.2f}"
+            status = "identical to ours hand-scheduled" if tuned_same[name] else "DIFFER from ours hand-scheduled"
+            print(
+                f"| {name} | {median(t_ms):.2f} | {auto_cell} | {median(our_ms[name]):.2f} | {median(their_ms[name]):.2f} "
+                f"| {vs_auto} | {vs_halide:.2f} | {ours_tuned_best[name] / their_best[name]:.2f} | {status} |"
+            )
+
+        def geomean(xs):
+            g = 1.0
+            for x in xs:
+                g *= x
+            return g ** (1.0 / len(xs)) if xs else float("nan")
+
+        print()
+        print(
+            f"Geometric means: tuned/auto {geomean(vs_auto_all):.2f}, tuned/Halide hand {geomean(vs_halide_all):.2f} "
+            f"over {len(vs_halide_all)} pipelines."
+        )
 
     # 5. Ours at each instruction-set level the processor has (a level above
     # its best would run its best again), against the scalar kernels, the

@@ -13,8 +13,10 @@
 //! 3. Before timing, every candidate runs once at a small odd size and its
 //!    outputs are compared with the interpreter's; one that differs is
 //!    dropped and reported (it would be a bug of the compiler).
-//! 4. It stops when the budget would run out during the next round (from
-//!    the last round's cost) or when no neighbour is left untried; a final
+//! 4. Once the best has no untried neighbour, the neighbours of the
+//!    closest runners-up (by time over their round's incumbent) fill the
+//!    rounds. It stops when the budget would run out during the next round
+//!    (from the slowest round so far) or when no neighbour is left; a final
 //!    run times the winner beside the auto-scheduler's choice, and the
 //!    winner goes to `pipeline-schedules.toml` with that time.
 
@@ -382,6 +384,17 @@ impl Session<'_> {
     }
 }
 
+/// Adds the candidates of a round but its incumbent to `runners`, scored
+/// by fastest run over the incumbent's, best first.
+fn score(runners: &mut Vec<(f64, Candidate)>, timed: &[Timed], incumbent: &Candidate) {
+    if let Some(i) = timed.iter().find(|t| t.candidate == *incumbent) {
+        for t in timed.iter().filter(|t| t.candidate != *incumbent) {
+            runners.push((t.min as f64 / i.min as f64, t.candidate.clone()));
+        }
+        runners.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+}
+
 /// Milliseconds, for messages.
 fn ms(ns: u128) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
@@ -539,38 +552,71 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         // candidate (builds of the same pipeline vary with what changed).
         let mut per_candidate = last_round / first.len().max(1) as u32;
         let next_round = |per: Duration| per * (opts.per_round as u32 + 1);
+        // Every candidate timed so far with its time over its round's
+        // incumbent's (times of different runs are never compared): once
+        // the best has no untried neighbour, those of the closest runners-up
+        // are tried, so the budget goes on searching.
+        let mut runners: Vec<(f64, Candidate)> = Vec::new();
+        let mut expanded: HashSet<String> = HashSet::new();
+        score(&mut runners, &timed, &first[0]);
         while !opts.report && start.elapsed() + next_round(per_candidate) < opts.budget {
-            let (neighbours, rejected) = s.tunable.mutations(&best.candidate.schedule);
-            let fresh: Vec<Candidate> = neighbours
-                .into_iter()
-                .filter(|c| !tried.contains(&compact(&c.schedule)))
-                .take(opts.per_round)
-                .collect();
-            // Each kind of step is said once: the same step from the next
-            // best fails for the same reason.
-            for r in rejected {
-                if tried.insert(compact(&r.schedule)) && said.insert(r.origin.clone()) {
-                    log(&format!("  rejected ({}): {}", r.origin, r.reason));
+            let mut fresh: Vec<Candidate> = Vec::new();
+            let sources = std::iter::once(&best.candidate).chain(runners.iter().map(|(_, c)| c));
+            let mut from = Vec::new();
+            for source in sources {
+                if fresh.len() >= opts.per_round {
+                    break;
+                }
+                if expanded.contains(&compact(&source.schedule)) {
+                    continue;
+                }
+                let (neighbours, rejected) = s.tunable.mutations(&source.schedule);
+                // Each kind of step is said once: the same step from the
+                // next best fails for the same reason.
+                for r in rejected {
+                    if tried.insert(compact(&r.schedule)) && said.insert(r.origin.clone()) {
+                        log(&format!("  rejected ({}): {}", r.origin, r.reason));
+                    }
+                }
+                let untried: Vec<Candidate> = neighbours
+                    .into_iter()
+                    .filter(|c| !tried.contains(&compact(&c.schedule)))
+                    .collect();
+                let room = opts.per_round - fresh.len();
+                if untried.len() <= room {
+                    expanded.insert(compact(&source.schedule));
+                }
+                if !untried.is_empty() && source != &best.candidate {
+                    from.push(source.origin.clone());
+                }
+                for c in untried.into_iter().take(room) {
+                    tried.insert(compact(&c.schedule));
+                    fresh.push(c);
                 }
             }
             if fresh.is_empty() {
-                log("  no untried neighbour of the best: done");
+                log("  no untried neighbour of the best or the runners-up: done");
                 break;
             }
-            tried.extend(fresh.iter().map(|c| compact(&c.schedule)));
             let mut candidates = vec![best.candidate.clone()];
             candidates.extend(fresh);
             count += candidates.len() - 1;
             log(&format!(
-                "  round {rounds} ({:.0} s of {} s): the best and {} neighbours",
+                "  round {rounds} ({:.0} s of {} s): the best and {} neighbours{}",
                 start.elapsed().as_secs_f64(),
                 opts.budget.as_secs(),
-                candidates.len() - 1
+                candidates.len() - 1,
+                if from.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (also of: {})", from.join("; "))
+                }
             ));
             let round_start = Instant::now();
-            let (_, winner) = s.round(&candidates, log)?;
+            let (timed, winner) = s.round(&candidates, log)?;
             per_candidate = per_candidate.max(round_start.elapsed() / candidates.len() as u32);
             rounds += 1;
+            score(&mut runners, &timed, &candidates[0]);
             if winner.candidate != best.candidate {
                 log(&format!(
                     "  best so far {} ({})",
