@@ -120,6 +120,17 @@ pub enum Error {
         /// Why, as a sentence.
         reason: String,
     },
+    /// The pipeline was built with `PIPELINE_KERNELS=only:LEVEL` (as the
+    /// tuner's benchmarks are), and the processor runs below the one
+    /// kernel it has.
+    KernelUnavailable {
+        /// The pipeline.
+        pipeline: &'static str,
+        /// The level of its only kernel.
+        kernel: &'static str,
+        /// The level this processor runs at (`PIPELINE_ISA` included).
+        running: &'static str,
+    },
 }
 
 /// The name of dimension `d` in messages: the DSL calls the first four `x`, `y`,
@@ -263,6 +274,16 @@ impl fmt::Display for Error {
                  version instead, or build with the `cuda` feature on a machine with \
                  nvcc and an NVIDIA GPU"
             ),
+            Error::KernelUnavailable {
+                pipeline,
+                kernel,
+                running,
+            } => write!(
+                f,
+                "pipeline `{pipeline}` was built with only its {kernel} kernel \
+                 (PIPELINE_KERNELS=only:..), and this processor runs at {running}: \
+                 build without that setting"
+            ),
         }
     }
 }
@@ -382,6 +403,14 @@ mod tests {
                     reason: "no GPU was found".into(),
                 },
                 "the CUDA version of this pipeline cannot run: no GPU was found",
+            ),
+            (
+                Error::KernelUnavailable {
+                    pipeline: "blur",
+                    kernel: "avx2",
+                    running: "scalar",
+                },
+                "pipeline `blur` was built with only its avx2 kernel (PIPELINE_KERNELS=only:..), and this processor runs at scalar",
             ),
         ];
         for (error, expected) in cases {

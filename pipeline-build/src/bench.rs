@@ -474,7 +474,13 @@ impl Crate {
             // invocation take the auto-scheduler's choice.
             .env(pipeline_core::schedule::cache::CACHE_ENV, "")
             .env_remove("RUSTFLAGS")
-            .env_remove("PIPELINE_SCHEDULE");
+            .env_remove("PIPELINE_SCHEDULE")
+            // Only the kernel this processor runs (at its PIPELINE_ISA): the
+            // code a default build runs here, in a fraction of the build.
+            .env(
+                pipeline_core::codegen::kernels::KERNELS_ENV,
+                format!("only:{}", pipeline::rt::isa().name()),
+            );
         c
     }
 }

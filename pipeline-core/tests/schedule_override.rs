@@ -91,3 +91,31 @@ fn the_schedule_override_chooses_between_block_auto_and_cache() {
     assert!(tunable(), "under tuned the block counts as facts only");
     std::env::remove_var("PIPELINE_SCHEDULE");
 }
+
+#[test]
+fn only_the_kernel_a_level_runs_is_built() {
+    // No block: vectorized by the auto-scheduler under any PIPELINE_SCHEDULE
+    // the other test of this binary sets meanwhile.
+    let source =
+        "fn brighten(input: Image<f32, 2>) -> Image<f32, 2> { out(x, y) = input(x, y) * 2.0; out }";
+    let expand = || pipeline_core::expand(source.parse().unwrap()).to_string();
+    std::env::remove_var("PIPELINE_KERNELS");
+    let all = expand();
+    assert!(
+        all.contains("fn __kernel (") && all.contains("fn __kernel_avx2"),
+        "{all}"
+    );
+    std::env::set_var("PIPELINE_KERNELS", "only:avx2");
+    let one = expand();
+    assert!(one.contains("fn __kernel_avx2"), "{one}");
+    assert!(!one.contains("fn __kernel ("), "no scalar kernel: {one}");
+    assert!(one.contains("KernelUnavailable"), "{one}");
+    // Below every vector kernel, the scalar one alone.
+    std::env::set_var("PIPELINE_KERNELS", "only:sse4.1");
+    let scalar = expand();
+    assert!(
+        scalar.contains("fn __kernel (") && !scalar.contains("fn __kernel_avx2"),
+        "{scalar}"
+    );
+    std::env::remove_var("PIPELINE_KERNELS");
+}

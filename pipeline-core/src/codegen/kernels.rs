@@ -40,9 +40,13 @@ const X86_LEVELS: [(&str, &str, &str); 4] = [
 ];
 
 /// Which x86-64 levels may get a kernel of their own (in the order of
-/// `X86_LEVELS`).
+/// `X86_LEVELS`), and, for `only:LEVEL`, the one level whose kernel alone
+/// is built (0 scalar, then `X86_LEVELS`' order plus one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelLevels([bool; 4]);
+pub struct KernelLevels {
+    on: [bool; 4],
+    only: Option<usize>,
+}
 
 impl Default for KernelLevels {
     /// AVX2, AVX-512 and AVX-512 with VBMI. An SSE4.1 kernel gained
@@ -51,7 +55,10 @@ impl Default for KernelLevels {
     /// release build; processors with SSE4.1 and without AVX2 run the
     /// scalar kernel.
     fn default() -> Self {
-        KernelLevels([false, true, true, true])
+        KernelLevels {
+            on: [false, true, true, true],
+            only: None,
+        }
     }
 }
 
@@ -64,8 +71,22 @@ impl KernelLevels {
         }
     }
 
-    /// Parses `PIPELINE_KERNELS` syntax: level names separated by commas.
+    /// Parses `PIPELINE_KERNELS` syntax: level names separated by commas,
+    /// or `only:LEVEL`: of the default kernels, only the one a processor
+    /// at LEVEL runs (the tuner's benchmarks build nothing else).
     pub fn parse(text: &str) -> Result<KernelLevels, String> {
+        if let Some(level) = text.trim().strip_prefix("only:") {
+            let names = ["scalar", "sse4.1", "avx2", "avx512", "avx512vbmi"];
+            let Some(l) = names.iter().position(|n| *n == level.trim()) else {
+                return Err(format!(
+                    "{KERNELS_ENV}={text}: `{level}` is not a level; the levels are scalar, sse4.1, avx2, avx512 and avx512vbmi"
+                ));
+            };
+            return Ok(KernelLevels {
+                only: Some(l),
+                ..KernelLevels::default()
+            });
+        }
         let mut on = [false; 4];
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "scalar" {
@@ -80,7 +101,7 @@ impl KernelLevels {
                 }
             }
         }
-        Ok(KernelLevels(on))
+        Ok(KernelLevels { on, only: None })
     }
 }
 
@@ -144,7 +165,7 @@ pub fn kernels(
         args.push(quote!(#v));
     }
     let result = quote!(::core::result::Result<(), ::pipeline::Error>);
-    let scalar = quote! {
+    let mut scalar = quote! {
         fn __kernel(#(#params),*) -> #result {
             let __isa = ::pipeline::rt::simd::Scalar;
             #body
@@ -152,9 +173,9 @@ pub fn kernels(
         }
     };
     // The levels with a kernel of their own.
-    let own: Vec<usize> = (0..X86_LEVELS.len())
+    let mut own: Vec<usize> = (0..X86_LEVELS.len())
         .filter(|&i| {
-            levels.0[i]
+            levels.on[i]
                 && match i {
                     0 | 1 => true,
                     2 => matches!(vectors, Vectors::Wider | Vectors::WiderStrided),
@@ -167,6 +188,24 @@ pub fn kernels(
             #scalar
             __kernel(#(#args),*)
         };
+    }
+    // `only:LEVEL`: the kernel that LEVEL runs and nothing else; below its
+    // level the call is an error, not the scalar kernel.
+    let mut scalar_fallback = quote!(__kernel(#(#args),*));
+    if let Some(l) = levels.only {
+        own.retain(|&k| k < l);
+        own.drain(..own.len().saturating_sub(1));
+        if let Some(&k) = own.first() {
+            let (pipeline, kernel) = (&p.name, X86_LEVELS[k].0);
+            scalar = TokenStream::new();
+            scalar_fallback = quote! {
+                ::core::result::Result::Err(::pipeline::Error::KernelUnavailable {
+                    pipeline: #pipeline,
+                    kernel: #kernel,
+                    running: ::pipeline::rt::isa().name(),
+                })
+            };
+        }
     }
     let kernel_name = |i: usize| format_ident!("__kernel_{}", X86_LEVELS[i].1.to_lowercase());
     let mut fns = Vec::new();
@@ -243,7 +282,7 @@ pub fn kernels(
             #(#targets)*
             match ::pipeline::rt::isa() {
                 #(#arms)*
-                _ => __kernel(#(#args),*),
+                _ => #scalar_fallback,
             }
         };
         __result?;
@@ -258,16 +297,33 @@ mod tests {
 
     #[test]
     fn kernel_levels_parse() {
+        let only = |l| KernelLevels {
+            only: l,
+            ..KernelLevels::default()
+        };
         assert_eq!(
             KernelLevels::parse("avx2,avx512,avx512vbmi"),
             Ok(KernelLevels::default())
         );
-        assert_eq!(KernelLevels::parse("scalar"), Ok(KernelLevels([false; 4])));
+        assert_eq!(
+            KernelLevels::parse("scalar"),
+            Ok(KernelLevels {
+                on: [false; 4],
+                only: None
+            })
+        );
         assert_eq!(
             KernelLevels::parse(" sse4.1 , avx2,avx512,avx512vbmi "),
-            Ok(KernelLevels([true; 4]))
+            Ok(KernelLevels {
+                on: [true; 4],
+                only: None
+            })
         );
         let e = KernelLevels::parse("avx2,neon").unwrap_err();
+        assert!(e.contains("`neon` is not a level"), "{e}");
+        assert_eq!(KernelLevels::parse("only:avx2"), Ok(only(Some(2))));
+        assert_eq!(KernelLevels::parse("only:scalar"), Ok(only(Some(0))));
+        let e = KernelLevels::parse("only:neon").unwrap_err();
         assert!(e.contains("`neon` is not a level"), "{e}");
     }
 }
