@@ -512,20 +512,28 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             .ok_or("the auto-scheduler's choice does not check")?;
         let cached = file.lookup(&key).fresh.first().map(|e| e.schedule.clone());
         let mut first: Vec<Candidate> = seeds.clone();
+        let mut resumed = false;
         if let Some(text) = &cached {
             match s.tunable.check(text) {
-                Ok(()) => first.insert(
-                    1,
-                    Candidate {
-                        schedule: text.clone(),
-                        origin: CACHED.into(),
-                    },
-                ),
+                Ok(()) => {
+                    first.insert(
+                        1,
+                        Candidate {
+                            schedule: text.clone(),
+                            origin: CACHED.into(),
+                        },
+                    );
+                    resumed = true;
+                }
                 Err(e) => log(&format!("  the cache's entry is rejected: {e}")),
             }
         }
         if opts.report {
-            first.truncate(if cached.is_some() { 2 } else { 1 });
+            if !resumed {
+                log("  no usable cache entry: nothing to report");
+                continue;
+            }
+            first.truncate(2);
         }
         let mut tried: HashSet<String> = first.iter().map(|c| compact(&c.schedule)).collect();
         log(&format!("  round 0: {} candidates", first.len()));
