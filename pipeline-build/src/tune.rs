@@ -27,7 +27,7 @@ use pipeline_core::interp::Value;
 use pipeline_core::ir::{Pipeline, Type};
 use pipeline_core::schedule::auto::Machine;
 use pipeline_core::schedule::cache::{self, CacheFile, Entry, Target};
-use pipeline_core::tune::{Candidate, Tunable};
+use pipeline_core::tune::{normalized, Candidate, Tunable};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -396,6 +396,117 @@ fn score(runners: &mut Vec<(f64, Candidate)>, timed: &[Timed], incumbent: &Candi
     }
 }
 
+/// The search (steps 1, 2 and 4 of the module's docs) from the
+/// candidates of round 0, the auto-scheduler's choice first: the best
+/// found, and how many rounds and candidates it took.
+fn search(
+    s: &mut Session,
+    opts: &Options,
+    first: &[Candidate],
+    start: Instant,
+    log: &mut dyn FnMut(&str),
+) -> Result<(Candidate, usize, usize), String> {
+    let mut tried: HashSet<String> = first.iter().map(|c| normalized(&c.schedule)).collect();
+    log(&format!("  round 0: {} candidates", first.len()));
+    let round_start = Instant::now();
+    let (timed, mut best) = s.round(first, log)?;
+    let last_round = round_start.elapsed();
+    let auto_first = timed
+        .iter()
+        .find(|t| t.candidate == first[0])
+        .map(|t| t.min);
+    log(&format!(
+        "  best so far {} ({}){}",
+        ms(best.min),
+        best.candidate.origin,
+        auto_first
+            .map(|a| format!(", auto {}", ms(a)))
+            .unwrap_or_default()
+    ));
+    let mut rounds = 1;
+    let mut count = first.len();
+    let mut said = HashSet::new();
+    // The next round's cost, from the slowest round so far per
+    // candidate (builds of the same pipeline vary with what changed).
+    let mut per_candidate = last_round / first.len().max(1) as u32;
+    let next_round = |per: Duration| per * (opts.per_round as u32 + 1);
+    // Every candidate timed so far with its time over its round's
+    // incumbent's (times of different runs are never compared): once
+    // the best has no untried neighbour, those of the closest runners-up
+    // are tried, so the budget goes on searching.
+    let mut runners: Vec<(f64, Candidate)> = Vec::new();
+    let mut expanded: HashSet<String> = HashSet::new();
+    score(&mut runners, &timed, &first[0]);
+    while start.elapsed() + next_round(per_candidate) < opts.budget {
+        let mut fresh: Vec<Candidate> = Vec::new();
+        let sources = std::iter::once(&best.candidate).chain(runners.iter().map(|(_, c)| c));
+        let mut from = Vec::new();
+        for source in sources {
+            if fresh.len() >= opts.per_round {
+                break;
+            }
+            if expanded.contains(&normalized(&source.schedule)) {
+                continue;
+            }
+            let (neighbours, rejected) = s.tunable.mutations(&source.schedule);
+            // Each kind of step is said once: the same step from the
+            // next best fails for the same reason.
+            for r in rejected {
+                if tried.insert(normalized(&r.schedule)) && said.insert(r.origin.clone()) {
+                    log(&format!("  rejected ({}): {}", r.origin, r.reason));
+                }
+            }
+            let untried: Vec<Candidate> = neighbours
+                .into_iter()
+                .filter(|c| !tried.contains(&normalized(&c.schedule)))
+                .collect();
+            let room = opts.per_round - fresh.len();
+            if untried.len() <= room {
+                expanded.insert(normalized(&source.schedule));
+            }
+            if !untried.is_empty() && source != &best.candidate {
+                from.push(source.origin.clone());
+            }
+            for c in untried.into_iter().take(room) {
+                tried.insert(normalized(&c.schedule));
+                fresh.push(c);
+            }
+        }
+        if fresh.is_empty() {
+            log("  no untried neighbour of the best or the runners-up: done");
+            break;
+        }
+        let mut candidates = vec![best.candidate.clone()];
+        candidates.extend(fresh);
+        count += candidates.len() - 1;
+        log(&format!(
+            "  round {rounds} ({:.0} s of {} s): the best and {} neighbours{}",
+            start.elapsed().as_secs_f64(),
+            opts.budget.as_secs(),
+            candidates.len() - 1,
+            if from.is_empty() {
+                String::new()
+            } else {
+                format!(" (also of: {})", from.join("; "))
+            }
+        ));
+        let round_start = Instant::now();
+        let (timed, winner) = s.round(&candidates, log)?;
+        per_candidate = per_candidate.max(round_start.elapsed() / candidates.len() as u32);
+        rounds += 1;
+        score(&mut runners, &timed, &candidates[0]);
+        if winner.candidate != best.candidate {
+            log(&format!(
+                "  best so far {} ({})",
+                ms(winner.min),
+                winner.candidate.origin
+            ));
+        }
+        best = winner;
+    }
+    Ok((best.candidate, rounds, count))
+}
+
 /// Milliseconds, for messages.
 fn ms(ns: u128) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
@@ -463,12 +574,13 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
     let mut done = Vec::new();
     for found in selected {
         let tunable = Tunable::from_source(&found.source, &found.name)?;
+        let key = tunable.key(arch);
         // The same algorithm in several files (an example a bench
         // includes) is one entry: tuned once.
-        if done.contains(&tunable.key(std::env::consts::ARCH)) {
+        if done.contains(&key) {
             continue;
         }
-        done.push(tunable.key(std::env::consts::ARCH));
+        done.push(key.clone());
         if !tunable.consults_cache() {
             log(&format!(
                 "{} ({}): its schedule block names funcs, and a block wins over the cache: not tuned",
@@ -477,7 +589,6 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             ));
             continue;
         }
-        let key = tunable.key(arch);
         let params = param_values(tunable.pipeline(), &opts.params)?;
         let size = timing_size(opts, &key.size);
         let start = Instant::now();
@@ -511,7 +622,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             .cloned()
             .ok_or("the auto-scheduler's choice does not check")?;
         let cached = file.lookup(&key).fresh.first().map(|e| e.schedule.clone());
-        let mut first: Vec<Candidate> = seeds.clone();
+        let mut first: Vec<Candidate> = seeds;
         let mut resumed = false;
         if let Some(text) = &cached {
             match s.tunable.check(text) {
@@ -533,115 +644,20 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
                 log("  no usable cache entry: nothing to report");
                 continue;
             }
-            first.truncate(2);
         }
-        let mut tried: HashSet<String> = first.iter().map(|c| compact(&c.schedule)).collect();
-        log(&format!("  round 0: {} candidates", first.len()));
-        let round_start = Instant::now();
-        let (timed, mut best) = s.round(&first, log)?;
-        let last_round = round_start.elapsed();
-        if opts.report {
-            if let Some(c) = timed.iter().find(|t| t.candidate.origin == CACHED) {
-                best = c.clone();
-            }
-        }
-        let auto_first = timed.iter().find(|t| t.candidate == auto).map(|t| t.min);
-        log(&format!(
-            "  best so far {} ({}){}",
-            ms(best.min),
-            best.candidate.origin,
-            auto_first
-                .map(|a| format!(", auto {}", ms(a)))
-                .unwrap_or_default()
-        ));
-        let mut rounds = 1;
-        let mut count = first.len();
-        let mut said = HashSet::new();
-        // The next round's cost, from the slowest round so far per
-        // candidate (builds of the same pipeline vary with what changed).
-        let mut per_candidate = last_round / first.len().max(1) as u32;
-        let next_round = |per: Duration| per * (opts.per_round as u32 + 1);
-        // Every candidate timed so far with its time over its round's
-        // incumbent's (times of different runs are never compared): once
-        // the best has no untried neighbour, those of the closest runners-up
-        // are tried, so the budget goes on searching.
-        let mut runners: Vec<(f64, Candidate)> = Vec::new();
-        let mut expanded: HashSet<String> = HashSet::new();
-        score(&mut runners, &timed, &first[0]);
-        while !opts.report && start.elapsed() + next_round(per_candidate) < opts.budget {
-            let mut fresh: Vec<Candidate> = Vec::new();
-            let sources = std::iter::once(&best.candidate).chain(runners.iter().map(|(_, c)| c));
-            let mut from = Vec::new();
-            for source in sources {
-                if fresh.len() >= opts.per_round {
-                    break;
-                }
-                if expanded.contains(&compact(&source.schedule)) {
-                    continue;
-                }
-                let (neighbours, rejected) = s.tunable.mutations(&source.schedule);
-                // Each kind of step is said once: the same step from the
-                // next best fails for the same reason.
-                for r in rejected {
-                    if tried.insert(compact(&r.schedule)) && said.insert(r.origin.clone()) {
-                        log(&format!("  rejected ({}): {}", r.origin, r.reason));
-                    }
-                }
-                let untried: Vec<Candidate> = neighbours
-                    .into_iter()
-                    .filter(|c| !tried.contains(&compact(&c.schedule)))
-                    .collect();
-                let room = opts.per_round - fresh.len();
-                if untried.len() <= room {
-                    expanded.insert(compact(&source.schedule));
-                }
-                if !untried.is_empty() && source != &best.candidate {
-                    from.push(source.origin.clone());
-                }
-                for c in untried.into_iter().take(room) {
-                    tried.insert(compact(&c.schedule));
-                    fresh.push(c);
-                }
-            }
-            if fresh.is_empty() {
-                log("  no untried neighbour of the best or the runners-up: done");
-                break;
-            }
-            let mut candidates = vec![best.candidate.clone()];
-            candidates.extend(fresh);
-            count += candidates.len() - 1;
-            log(&format!(
-                "  round {rounds} ({:.0} s of {} s): the best and {} neighbours{}",
-                start.elapsed().as_secs_f64(),
-                opts.budget.as_secs(),
-                candidates.len() - 1,
-                if from.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (also of: {})", from.join("; "))
-                }
-            ));
-            let round_start = Instant::now();
-            let (timed, winner) = s.round(&candidates, log)?;
-            per_candidate = per_candidate.max(round_start.elapsed() / candidates.len() as u32);
-            rounds += 1;
-            score(&mut runners, &timed, &candidates[0]);
-            if winner.candidate != best.candidate {
-                log(&format!(
-                    "  best so far {} ({})",
-                    ms(winner.min),
-                    winner.candidate.origin
-                ));
-            }
-            best = winner;
-        }
+        // `--report` times the entry beside auto in the final run alone.
+        let (mut best, rounds, count) = if opts.report {
+            (first[1].clone(), 0, 0)
+        } else {
+            search(&mut s, opts, &first, start, log)?
+        };
         // The final run: the winner beside the auto-scheduler's choice,
         // which stays unless the winner beats it again (twice, as in
         // every round).
-        let pair: Vec<Candidate> = if best.candidate == auto {
+        let pair: Vec<Candidate> = if best == auto {
             vec![auto.clone()]
         } else {
-            vec![auto.clone(), best.candidate.clone()]
+            vec![auto.clone(), best.clone()]
         };
         // The figure written and reported: twice the rounds, three times
         // the time per round (identical code timed 3 x 100 ms apart read
@@ -651,14 +667,14 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         let get = |c: &Candidate| t.iter().find(|x| x.candidate == *c).cloned();
         let auto_t = get(&auto).ok_or("the auto-scheduler's choice did not run")?;
         let tuned_t = if opts.report {
-            get(&best.candidate).ok_or("the cache's entry did not run")?
+            get(&best).ok_or("the cache's entry did not run")?
         } else {
-            if winner.candidate != best.candidate {
+            if winner.candidate != best {
                 log(&format!(
                     "  the winner ({}) did not beat the auto-scheduler's choice in the final run: keeping auto",
-                    best.candidate.origin
+                    best.origin
                 ));
-                best = auto_t.clone();
+                best = auto.clone();
             }
             winner
         };
@@ -670,8 +686,8 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             tuned_ns,
             auto_min,
             tuned_min,
-            schedule: best.candidate.schedule.clone(),
-            origin: best.candidate.origin.clone(),
+            schedule: best.schedule.clone(),
+            origin: best.origin.clone(),
             rounds,
             timed: count,
             build: s.build,
@@ -693,7 +709,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             let entry = Entry {
                 key: key.clone(),
                 isa: s.isa.clone(),
-                schedule: best.candidate.schedule.clone(),
+                schedule: best.schedule.clone(),
                 time_ns: Some(tuned_ns as u64),
                 date: Some(today()),
                 machine: machine_name(),
@@ -727,11 +743,6 @@ fn touch(path: &Path) -> std::io::Result<()> {
         .append(true)
         .open(path)?
         .set_modified(std::time::SystemTime::now())
-}
-
-/// Schedule text without whitespace, to tell candidates apart.
-fn compact(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`.

@@ -264,8 +264,9 @@ struct Sorted {
     rejected: Vec<Rejected>,
 }
 
-/// Schedule text without whitespace, to tell candidates apart.
-fn normalized(text: &str) -> String {
+/// Schedule text without whitespace, to tell candidates apart (here and
+/// in the tuner's record of what it tried).
+pub fn normalized(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
