@@ -16,6 +16,7 @@
 //! small odd size before it is timed.
 
 pub mod bench;
+pub mod progress;
 pub mod scan;
 pub mod tune;
 pub mod verify;

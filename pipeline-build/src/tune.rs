@@ -13,7 +13,10 @@
 //! 3. Before timing, every candidate runs once at a small odd size and its
 //!    outputs are compared with the interpreter's; one that differs is
 //!    dropped and reported (it would be a bug of the compiler).
-//! 4. Once the best has no untried neighbour, the neighbours of the
+//! 4. Steps that each made a round's incumbent faster are tried together
+//!    in the next round (the four best, two at a time), before the new
+//!    best's neighbours.
+//! 5. Once the best has no untried neighbour, the neighbours of the
 //!    closest runners-up (by time over their round's incumbent) fill the
 //!    rounds. It stops when the budget would run out during the next round
 //!    (from the slowest round so far) or when no neighbour is left; a final
@@ -21,6 +24,7 @@
 //!    winner goes to `pipeline-schedules.toml` with that time.
 
 use crate::bench::{Crate, Harness};
+use crate::progress::{Progress, Report};
 use crate::scan::{self, Found};
 use crate::verify;
 use pipeline_core::interp::Value;
@@ -202,6 +206,14 @@ struct Session {
     isa: String,
     /// Rounds and milliseconds per candidate of this run's timing.
     timing: (usize, usize),
+    /// For the progress bar: when this pipeline's tuning started, its
+    /// budget, the round running, and the fastest runs of the best so far
+    /// and of the auto-scheduler's choice (round 0's).
+    start: Instant,
+    budget: Duration,
+    label: String,
+    best_ns: Option<u128>,
+    auto_ns: Option<u128>,
 }
 
 /// A timed candidate.
@@ -224,13 +236,25 @@ fn faster(a: &Timed, b: &Timed) -> bool {
 }
 
 impl Session {
+    /// Tells `log` what runs now.
+    fn step(&self, log: &mut dyn Report, what: &str) {
+        log.progress(Some(&Progress {
+            pipeline: self.found.name.clone(),
+            step: format!("{}: {what}", self.label),
+            elapsed: self.start.elapsed(),
+            budget: self.budget,
+            best_ns: self.best_ns,
+            auto_ns: self.auto_ns,
+        }));
+    }
+
     /// Builds, verifies and times `candidates`, the first the incumbent:
     /// the ones that ran and agreed with the interpreter, with their times,
     /// and the winner (the incumbent unless another beat it twice).
     fn round(
         &mut self,
         candidates: &[Candidate],
-        log: &mut dyn FnMut(&str),
+        log: &mut dyn Report,
     ) -> Result<(Vec<Timed>, Timed), String> {
         let invocations: Vec<String> = candidates
             .iter()
@@ -244,6 +268,7 @@ impl Session {
         let main = harness.main_rs(&self.tunable.name(), &invocations)?;
         let krate = Crate::write(&self.dir, &self.target, &self.pipeline_dir, &main)
             .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        self.step(log, &format!("building {} candidates", candidates.len()));
         let start = Instant::now();
         krate.build().map_err(|e| {
             format!(
@@ -257,6 +282,7 @@ impl Session {
         let dump = self.dir.join("verify");
         let _ = std::fs::remove_dir_all(&dump);
         std::fs::create_dir_all(&dump).map_err(|e| e.to_string())?;
+        self.step(log, "checking outputs against the interpreter");
         let out = krate.run(&[
             "verify".into(),
             dump.display().to_string(),
@@ -291,13 +317,13 @@ impl Session {
                     }
                     match verify::compare(self.tunable.pipeline(), &dump, k, expected.as_ref().unwrap()) {
                         Ok(()) => good[k] = true,
-                        Err(e) => log(&format!(
+                        Err(e) => log.line(&format!(
                             "  candidate ({}) disagrees with the interpreter, dropped: {e}\n  (a bug of pipeline: please report it with this schedule)\n{}",
                             candidates[k].origin, candidates[k].schedule
                         )),
                     }
                 }
-                _ => log(&format!(
+                _ => log.line(&format!(
                     "  candidate ({}) failed to run: {}",
                     candidates[k].origin,
                     words.get(3).unwrap_or(&"")
@@ -306,6 +332,10 @@ impl Session {
         }
         // Time at the size class; a challenger that beats the incumbent
         // must do it again in a second run of the same binary.
+        self.step(
+            log,
+            &format!("timing {}", good.iter().filter(|&&g| g).count()),
+        );
         let timed = self.time(&krate, candidates, &good, None)?;
         let incumbent = timed
             .iter()
@@ -316,20 +346,24 @@ impl Session {
         let challenger = timed.iter().min_by_key(|t| t.min);
         if let Some(c) = challenger.filter(|c| faster(c, &incumbent)) {
             let k = candidates.iter().position(|x| *x == c.candidate).unwrap();
+            self.step(
+                log,
+                &format!("timing {} again beside the best", c.candidate.origin),
+            );
             let again = self.time(&krate, candidates, &good, Some(&[0, k]))?;
             let get = |x: &Candidate| again.iter().find(|t| t.candidate == *x).cloned();
             if let (Some(i), Some(c)) = (get(&candidates[0]), get(&c.candidate)) {
                 if faster(&c, &i) {
                     winner = c;
                 } else {
-                    log(&format!(
+                    log.line(&format!(
                         "  ({} was faster once, not in the second run)",
                         c.candidate.origin
                     ));
                 }
             }
         }
-        log(&format!(
+        log.line(&format!(
             "  built {} candidates in {:.1} s, verified and timed {} in {:.1} s",
             candidates.len(),
             built.as_secs_f64(),
@@ -396,18 +430,45 @@ fn score(runners: &mut Vec<(f64, Candidate)>, timed: &[Timed], incumbent: &Candi
     }
 }
 
-/// The search (steps 1, 2 and 4 of the module's docs) from the
+/// How many of a round's candidates that beat its incumbent are paired.
+const PAIRED: usize = 4;
+
+/// The combinations, two at a time, of the steps of a round that made
+/// `incumbent` faster (fastest run below its fastest; the best first),
+/// checked.
+fn improvements_paired(
+    s: &Session,
+    timed: &[Timed],
+    incumbent: &Candidate,
+) -> Vec<Result<Candidate, pipeline_core::tune::Rejected>> {
+    let Some(base) = timed.iter().find(|t| t.candidate == *incumbent) else {
+        return Vec::new();
+    };
+    let mut better: Vec<&Timed> = timed.iter().filter(|t| t.min < base.min).collect();
+    better.sort_by_key(|t| t.min);
+    better.truncate(PAIRED);
+    let mut out = Vec::new();
+    for (i, a) in better.iter().enumerate() {
+        for b in &better[i + 1..] {
+            out.extend(s.tunable.combination(incumbent, &a.candidate, &b.candidate));
+        }
+    }
+    out
+}
+
+/// The search (steps 1, 2, 4 and 5 of the module's docs) from the
 /// candidates of round 0, the auto-scheduler's choice first: the best
 /// found, and how many rounds and candidates it took.
 fn search(
     s: &mut Session,
     opts: &Options,
     first: &[Candidate],
-    start: Instant,
-    log: &mut dyn FnMut(&str),
+    log: &mut dyn Report,
 ) -> Result<(Candidate, usize, usize), String> {
+    let start = s.start;
     let mut tried: HashSet<String> = first.iter().map(|c| normalized(&c.schedule)).collect();
-    log(&format!("  round 0: {} candidates", first.len()));
+    log.line(&format!("  round 0: {} candidates", first.len()));
+    s.label = "round 0".into();
     let round_start = Instant::now();
     let (timed, mut best) = s.round(first, log)?;
     let last_round = round_start.elapsed();
@@ -415,7 +476,9 @@ fn search(
         .iter()
         .find(|t| t.candidate == first[0])
         .map(|t| t.min);
-    log(&format!(
+    s.auto_ns = auto_first;
+    s.best_ns = Some(best.min);
+    log.line(&format!(
         "  best so far {} ({}){}",
         ms(best.min),
         best.candidate.origin,
@@ -437,8 +500,16 @@ fn search(
     let mut runners: Vec<(f64, Candidate)> = Vec::new();
     let mut expanded: HashSet<String> = HashSet::new();
     score(&mut runners, &timed, &first[0]);
+    // Pairs of steps that each made the last round's incumbent faster,
+    // taken together: tried first in the next round.
+    let mut pairs: Vec<Candidate> = Vec::new();
     while start.elapsed() + next_round(per_candidate) < opts.budget {
         let mut fresh: Vec<Candidate> = Vec::new();
+        for c in pairs.drain(..) {
+            if fresh.len() < opts.per_round && tried.insert(normalized(&c.schedule)) {
+                fresh.push(c);
+            }
+        }
         let sources = std::iter::once(&best.candidate).chain(runners.iter().map(|(_, c)| c));
         let mut from = Vec::new();
         for source in sources {
@@ -453,7 +524,7 @@ fn search(
             // next best fails for the same reason.
             for r in rejected {
                 if tried.insert(normalized(&r.schedule)) && said.insert(r.origin.clone()) {
-                    log(&format!("  rejected ({}): {}", r.origin, r.reason));
+                    log.line(&format!("  rejected ({}): {}", r.origin, r.reason));
                 }
             }
             let untried: Vec<Candidate> = neighbours
@@ -473,13 +544,13 @@ fn search(
             }
         }
         if fresh.is_empty() {
-            log("  no untried neighbour of the best or the runners-up: done");
+            log.line("  no untried neighbour of the best or the runners-up: done");
             break;
         }
         let mut candidates = vec![best.candidate.clone()];
         candidates.extend(fresh);
         count += candidates.len() - 1;
-        log(&format!(
+        log.line(&format!(
             "  round {rounds} ({:.0} s of {} s): the best and {} neighbours{}",
             start.elapsed().as_secs_f64(),
             opts.budget.as_secs(),
@@ -490,19 +561,31 @@ fn search(
                 format!(" (also of: {})", from.join("; "))
             }
         ));
+        s.label = format!("round {rounds}");
         let round_start = Instant::now();
         let (timed, winner) = s.round(&candidates, log)?;
         per_candidate = per_candidate.max(round_start.elapsed() / candidates.len() as u32);
         rounds += 1;
         score(&mut runners, &timed, &candidates[0]);
+        for p in improvements_paired(s, &timed, &candidates[0]) {
+            match p {
+                Ok(c) => pairs.push(c),
+                Err(r) => {
+                    if tried.insert(normalized(&r.schedule)) && said.insert(r.origin.clone()) {
+                        log.line(&format!("  rejected ({}): {}", r.origin, r.reason));
+                    }
+                }
+            }
+        }
         if winner.candidate != best.candidate {
-            log(&format!(
+            log.line(&format!(
                 "  best so far {} ({})",
                 ms(winner.min),
                 winner.candidate.origin
             ));
         }
         best = winner;
+        s.best_ns = Some(best.min);
     }
     Ok((best.candidate, rounds, count))
 }
@@ -515,11 +598,11 @@ fn ms(ns: u128) -> String {
 /// Tunes the crate's pipelines (or, with `opts.report`, times their cache
 /// entries beside the auto-scheduler's choices), writing the winners to
 /// its schedule cache; `log` receives the progress.
-pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, String> {
+pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String> {
     let meta = metadata(&opts.root)?;
     let (found, skipped) = scan::pipelines(&opts.root);
     if !skipped.is_empty() {
-        log(&format!(
+        log.line(&format!(
             "skipped {} invocations that do not parse (their crate's build shows why):\n  {}",
             skipped.len(),
             skipped.join("\n  ")
@@ -582,7 +665,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         }
         done.push(key.clone());
         if !tunable.consults_cache() {
-            log(&format!(
+            log.line(&format!(
                 "{} ({}): its schedule block names funcs, and a block wins over the cache: not tuned",
                 found.name,
                 found.file.display()
@@ -603,8 +686,13 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             timing: opts.timing,
             tunable,
             found,
+            start,
+            budget: opts.budget,
+            label: String::new(),
+            best_ns: None,
+            auto_ns: None,
         };
-        log(&format!(
+        log.line(&format!(
             "{} ({}): inputs {}x{}, size class `{}`, budget {} s",
             s.found.name,
             s.found.file.display(),
@@ -615,7 +703,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         ));
         let (seeds, rejected) = s.tunable.seeds(&machine);
         for r in rejected {
-            log(&format!("  rejected ({}): {}", r.origin, r.reason));
+            log.line(&format!("  rejected ({}): {}", r.origin, r.reason));
         }
         let auto = seeds
             .first()
@@ -636,12 +724,12 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
                     );
                     resumed = true;
                 }
-                Err(e) => log(&format!("  the cache's entry is rejected: {e}")),
+                Err(e) => log.line(&format!("  the cache's entry is rejected: {e}")),
             }
         }
         if opts.report {
             if !resumed {
-                log("  no usable cache entry: nothing to report");
+                log.line("  no usable cache entry: nothing to report");
                 continue;
             }
         }
@@ -649,7 +737,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         let (mut best, rounds, count) = if opts.report {
             (first[1].clone(), 0, 0)
         } else {
-            search(&mut s, opts, &first, start, log)?
+            search(&mut s, opts, &first, log)?
         };
         // The final run: the winner beside the auto-scheduler's choice,
         // which stays unless the winner beats it again (twice, as in
@@ -663,14 +751,16 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
         // the time per round (identical code timed 3 x 100 ms apart read
         // 0.88-1.16 of itself on a shared 2-core machine).
         s.timing = (opts.timing.0 * 2, opts.timing.1 * 3);
+        s.label = "final run beside auto".into();
         let (t, winner) = s.round(&pair, log)?;
+        log.progress(None);
         let get = |c: &Candidate| t.iter().find(|x| x.candidate == *c).cloned();
         let auto_t = get(&auto).ok_or("the auto-scheduler's choice did not run")?;
         let tuned_t = if opts.report {
             get(&best).ok_or("the cache's entry did not run")?
         } else {
             if winner.candidate != best {
-                log(&format!(
+                log.line(&format!(
                     "  the winner ({}) did not beat the auto-scheduler's choice in the final run: keeping auto",
                     best.origin
                 ));
@@ -693,7 +783,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             build: s.build,
             total: start.elapsed(),
         };
-        log(&format!(
+        log.line(&format!(
             "  auto {} (fastest {}), tuned {} (fastest {}): {:.2}x, {} rounds, {} candidates, {:.0} s ({:.0} s building)",
             ms(auto_ns),
             ms(auto_min),
@@ -725,7 +815,7 @@ pub fn tune(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Vec<Outcome>, S
             file.entries.push(entry);
             std::fs::write(&cache_path, file.to_text())
                 .map_err(|e| format!("{}: {e}", cache_path.display()))?;
-            log(&format!("  written to {}", cache_path.display()));
+            log.line(&format!("  written to {}", cache_path.display()));
             // A cache file the crate's last build did not see is not yet
             // an input of it: touching the pipeline's file rebuilds it.
             if created {

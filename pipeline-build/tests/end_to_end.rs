@@ -80,7 +80,7 @@ fn tunes_writes_the_cache_and_the_next_build_uses_it() {
     opts.size = Some((256, 128));
     opts.timing = (1, 10);
     let mut log = Vec::new();
-    let outcomes = tune(&opts, &mut |l| log.push(l.to_string()))
+    let outcomes = tune(&opts, &mut |l: &str| log.push(l.to_string()))
         .unwrap_or_else(|e| panic!("the tuner failed: {e}\n{}", log.join("\n")));
     let log = log.join("\n");
     assert_eq!(outcomes.len(), 1, "{log}");
@@ -131,7 +131,7 @@ fn tunes_writes_the_cache_and_the_next_build_uses_it() {
 
     // A second run resumes: the entry is a candidate, timed beside auto.
     opts.report = true;
-    let again = tune(&opts, &mut |_| {}).unwrap();
+    let again = tune(&opts, &mut |_: &str| {}).unwrap();
     assert_eq!(again[0].origin, "the cache's entry");
     assert_eq!(again[0].schedule, e.schedule);
 }

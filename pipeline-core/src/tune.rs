@@ -10,7 +10,11 @@
 //! - [`Tunable::mutations`]: every schedule one step away from a given one:
 //!   a split, tile or vector width halved or doubled, a fused func moved to
 //!   another loop of its consumer, computed at root, or without its sliding
-//!   window, a func inlined, a parallel or unrolled loop made plain.
+//!   window, a func inlined or an inlined one computed (at root, at a
+//!   loop of its consumer, in a sliding window), a parallel or unrolled
+//!   loop made plain.
+//! - [`Tunable::combination`]: two steps from one schedule taken at once
+//!   (the tuner combines the steps that each made it faster).
 //!
 //! Every candidate is checked and lowered exactly as a cache entry is
 //! (`schedule::cache::choose`), so what the tuner times is what the macro
@@ -212,6 +216,30 @@ impl Tunable {
             self.offer(&mut sorted, print_statements(&next), origin);
         }
         (sorted.out, sorted.rejected)
+    }
+
+    /// Both steps that took `base` to `a` and to `b` at once, checked: the
+    /// tuner tries it when both were faster than `base`. `None` where the
+    /// steps changed the same func differently.
+    pub fn combination(
+        &self,
+        base: &Candidate,
+        a: &Candidate,
+        b: &Candidate,
+    ) -> Option<Result<Candidate, Rejected>> {
+        let text = combined(&base.schedule, &a.schedule, &b.schedule)?;
+        let origin = format!("{} + {}", a.origin, b.origin);
+        Some(match self.check(&text) {
+            Ok(()) => Ok(Candidate {
+                schedule: text,
+                origin,
+            }),
+            Err(reason) => Err(Rejected {
+                schedule: text,
+                origin,
+                reason,
+            }),
+        })
     }
 
     /// Checks a proposal not seen before and files it.
@@ -461,8 +489,109 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
                 format!("{name}: inlined"),
             ));
         }
+        if has("compute_inline") {
+            for (directives, how) in uninlined(p, stmts, f) {
+                out.push((with(directives), format!("{name}: {how}")));
+            }
+        }
     }
     out
+}
+
+/// Ways to compute an inlined func `f` instead: at root, split and
+/// parallel over its outermost dimension, and, where one func reads it,
+/// at each loop of that consumer, with a sliding window over its
+/// innermost split; vectorized at the schedule's widest factor.
+fn uninlined(
+    p: &Pipeline,
+    stmts: &[Statement],
+    f: usize,
+) -> Vec<(Vec<(String, Vec<String>)>, String)> {
+    let func = &p.funcs[f];
+    let Some(inner) = func.vars.first() else {
+        return Vec::new();
+    };
+    let lanes = stmts
+        .iter()
+        .flat_map(|s| &s.directives)
+        .filter(|(d, args)| d == "vectorize" && args.len() == 2)
+        .filter_map(|(_, args)| int_arg(args, 1))
+        .max()
+        .unwrap_or(8);
+    let d = |name: &str, args: &[&str]| -> (String, Vec<String>) {
+        (
+            name.to_string(),
+            args.iter().map(|a| a.to_string()).collect(),
+        )
+    };
+    let vector = d("vectorize", &[inner, &lanes.to_string()]);
+    let mut out = Vec::new();
+    let mut root = vec![d("compute_root", &[])];
+    if func.vars.len() > 1 {
+        let outer = func.vars.last().unwrap();
+        let (o, i) = (format!("{outer}o"), format!("{outer}i"));
+        root.push(d("split", &[outer, &o, &i, "16"]));
+        root.push(d("parallel", &[&o]));
+    }
+    root.push(vector.clone());
+    out.push((root, "computed at root".to_string()));
+    let consumers = p.consumers(f);
+    let [c] = consumers[..] else {
+        return out;
+    };
+    let host = &p.funcs[c].name;
+    // The consumer's splits, innermost last: (outer, inner) loop names.
+    let splits: Vec<(String, String)> = stmts
+        .iter()
+        .filter(|s| s.subject == *host)
+        .flat_map(|s| &s.directives)
+        .filter(|(d, args)| d == "split" && args.len() == 4)
+        .map(|(_, args)| (args[1].clone(), args[2].clone()))
+        .collect();
+    for level in loops_of(stmts, host, p) {
+        out.push((
+            vec![d("compute_at", &[host, &level]), vector.clone()],
+            format!("computed at {host}.{level}"),
+        ));
+    }
+    if let Some((o, i)) = splits.last() {
+        out.push((
+            vec![
+                d("store_at", &[host, o]),
+                d("compute_at", &[host, i]),
+                vector,
+            ],
+            format!("computed at {host}.{i} in a sliding window over {host}.{o}"),
+        ));
+    }
+    out
+}
+
+/// The statements of `text` with both changes that `a` and `b` each made
+/// to `base` (the tuner's neighbours change one statement each): `None`
+/// where they changed the same statement differently, are one schedule, or
+/// do not parse as statements of the same funcs.
+pub fn combined(base: &str, a: &str, b: &str) -> Option<String> {
+    let (base, a, b) = (
+        parse_statements(base)?,
+        parse_statements(a)?,
+        parse_statements(b)?,
+    );
+    if base.len() != a.len() || base.len() != b.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for ((s, x), y) in base.iter().zip(&a).zip(&b) {
+        if s.subject != x.subject || s.subject != y.subject {
+            return None;
+        }
+        out.push(match (x != s, y != s) {
+            (true, true) if x != y => return None,
+            (_, true) => y.clone(),
+            _ => x.clone(),
+        });
+    }
+    (out != a && out != b).then(|| print_statements(&out))
 }
 
 /// The loops of func `host` that a statement can name: its variables and

@@ -104,16 +104,18 @@ fn every_proposal_is_legal_and_agrees_with_the_interpreter_or_is_rejected_with_a
     );
 }
 
-#[test]
-fn neighbours_change_one_thing_each() {
-    let source = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
+/// A two-stage blur, the tests' small pipeline.
+const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
         let c = input.clamp_edge();
         blur_x(x, y) = (c(x - 1, y) + c(x, y) + c(x + 1, y)) / 3;
         blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
         blur_y
-    }
-    schedule blur { auto; input.dim(0).set_stride(1); }";
-    let t = Tunable::from_source(source, "blur").unwrap();
+    }";
+
+#[test]
+fn neighbours_change_one_thing_each() {
+    let source = format!("{BLUR}\n    schedule blur {{ auto; input.dim(0).set_stride(1); }}");
+    let t = Tunable::from_source(&source, "blur").unwrap();
     let start = "input.dim(0).set_stride(1);\nblur_x.store_at(blur_y, yo).compute_at(blur_y, yi).vectorize(x, 16);\nblur_y.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);\n";
     t.check(start).unwrap();
     let (next, bad) = t.mutations(start);
@@ -178,4 +180,46 @@ fn the_benchmark_invocation_replaces_only_the_pipelines_cpu_block() {
     );
     let (_, sched) = pipeline_core::scheduled_from_source(&text, "a").unwrap();
     assert!(sched.note.is_none() || !sched.note.as_deref().unwrap().contains("auto-scheduler"));
+}
+
+#[test]
+fn an_inlined_func_is_computed_again_and_two_steps_combine() {
+    let source = BLUR;
+    let t = Tunable::from_source(source, "blur").unwrap();
+    let start =
+        "blur_x.compute_inline();\nblur_y.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);\n";
+    t.check(start).unwrap();
+    let (next, bad) = t.mutations(start);
+    let find = |origin: &str| {
+        next.iter()
+            .find(|c| c.origin == origin)
+            .unwrap_or_else(|| panic!("no `{origin}` among {next:?}\nrejected: {bad:?}"))
+    };
+    assert_eq!(
+        find("blur_x: computed at root").schedule,
+        "blur_x.compute_root().split(y, yo, yi, 16).parallel(yo).vectorize(x, 16);\nblur_y.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);\n"
+    );
+    find("blur_x: computed at blur_y.yi");
+    find("blur_x: computed at blur_y.yo");
+    let window = find("blur_x: computed at blur_y.yi in a sliding window over blur_y.yo");
+    assert!(window
+        .schedule
+        .starts_with("blur_x.store_at(blur_y, yo).compute_at(blur_y, yi).vectorize(x, 16);"));
+
+    // Two steps on different funcs combine; two on the same func do not.
+    let base = Candidate {
+        schedule: start.into(),
+        origin: "start".into(),
+    };
+    let wider = find("blur_y: split factor 32 -> 64");
+    let both = t.combination(&base, window, wider).unwrap().unwrap();
+    assert_eq!(
+        both.schedule,
+        "blur_x.store_at(blur_y, yo).compute_at(blur_y, yi).vectorize(x, 16);\nblur_y.split(y, yo, yi, 64).parallel(yo).vectorize(x, 16);\n"
+    );
+    assert_eq!(both.origin, format!("{} + {}", window.origin, wider.origin));
+    t.check(&both.schedule).unwrap();
+    let narrower = find("blur_y: split factor 32 -> 16");
+    assert!(t.combination(&base, wider, narrower).is_none());
+    assert!(t.combination(&base, wider, wider).is_none());
 }

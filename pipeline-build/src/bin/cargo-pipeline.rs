@@ -1,6 +1,7 @@
 //! `cargo pipeline tune [NAME...] [--budget 10m] [--size WxH] [--per-round N]
 //! [--param NAME=VALUE] [--report] [--manifest-path PATH]`
 
+use pipeline_build::progress::Terminal;
 use pipeline_build::tune::{tune, Options};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -116,7 +117,10 @@ fn main() {
         }
     };
     let report = opts.report;
-    match tune(&opts, &mut |line| eprintln!("{line}")) {
+    let mut terminal = Terminal::new();
+    let result = tune(&opts, &mut terminal);
+    drop(terminal);
+    match result {
         Ok(outcomes) => {
             let other = if report { "cached" } else { "tuned" };
             println!("medians in ms (fastest runs), side by side in one run:");
