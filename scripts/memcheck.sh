@@ -91,7 +91,11 @@ for profile in "${profiles[@]}"; do
     flags=()
     [ "$profile" = release ] && flags=(--release)
     for t in "${tests[@]}"; do
-        bin=$(cargo test "${flags[@]}" --test "$t" --no-run 2>&1 | sed -n 's/.*Executable .* (\(.*\))$/\1/p' | tail -1)
+        # A build that fails says why (under `set -e` a failed command
+        # substitution would end the script without a word).
+        built=$(cargo test "${flags[@]}" --test "$t" --no-run 2>&1) || {
+            echo "$built"; echo "the test $t ($profile) does not build"; exit 2; }
+        bin=$(echo "$built" | sed -n 's/.*Executable .* (\(.*\))$/\1/p' | tail -1)
         [ -n "$bin" ] || { echo "no test binary for $t"; exit 2; }
         run "test $t ($profile)" "${VG[@]}" "$bin" --test-threads=1 -q
     done

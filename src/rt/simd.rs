@@ -632,7 +632,7 @@ impl NarrowFitting<u32, u8> for Scalar {}
 /// Nothing else may read or produce the `u16` vectors in between: a load,
 /// a ramp or a store there would see the permuted lanes (generated code
 /// uses these only on expression trees checked to be lane-wise, with
-/// uniform values and widened bytes as leaves; `codegen/vector.rs`).
+/// uniform values and widened bytes as leaves; `codegen/rust/vector.rs`).
 /// The scalar level keeps the order.
 pub trait U8Blocks: Copy {
     /// `a as u16`, in the level's order.

@@ -10,8 +10,12 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
+mod vector;
+
 use super::kernels::{kernels, KernelLevels, Vectors};
-use super::vector::{self, AllLanes};
+use super::lanes::{self, AllLanes};
+use super::names;
+pub use super::names::sanitize;
 use crate::analysis::bounds::BoundsProgram;
 use crate::front::check::CheckedPipeline;
 use crate::ir::*;
@@ -163,25 +167,17 @@ pub(super) struct Gen<'a> {
 
 /// The identifier of a definition's coordinate inside a stage.
 pub(super) fn coord_ident(c: Coord) -> Ident {
-    match c {
-        Coord::Pure(f, d) => format_ident!("__x{}_{}", f, d),
-        Coord::Reduction(f, k, r) => format_ident!("__rv{}_{}_{}", f, k, r),
-    }
+    Ident::new(&names::coord(c), Span::call_site())
 }
 
 /// The identifier of a loop variable.
 pub(super) fn loop_ident(v: &LoopVar) -> Ident {
-    format_ident!(
-        "__l{}_{}_{}",
-        v.func,
-        v.stage,
-        sanitize(&v.name).replace('#', "_")
-    )
+    Ident::new(&names::loop_var(v), Span::call_site())
 }
 
 /// The name of the value of `let` binding `id`.
 pub(super) fn let_var(id: usize) -> TokenStream {
-    let v = format_ident!("__t{}", id);
+    let v = Ident::new(&names::let_value(id), Span::call_site());
     quote!(#v)
 }
 
@@ -643,13 +639,13 @@ impl Gen<'_> {
                 // narrower than a vector) as the scalar loop. With a split's
                 // shifted last vector the lanes all run when `c` holds, and
                 // the vector body is the loop's body in that case.
-                let vector = match (kind, slab, vector::lanes_of(min, max)) {
+                let vector = match (kind, slab, lanes::lanes_of(min, max)) {
                     (LoopKind::Vectorized, None, Some((first, w, all))) => {
                         let (test, vbody) = match all {
                             AllLanes::Always => (None, self.vector_body(var, first, w, body)),
                             AllLanes::When(c) => (
                                 Some(self.expr(c, None, None)),
-                                self.vector_body(var, first, w, &vector::assuming(body, c)),
+                                self.vector_body(var, first, w, &lanes::assuming(body, c)),
                             ),
                             AllLanes::ExtentIsWidth => {
                                 let width = Literal::i64_suffixed(w as i64);
@@ -868,7 +864,7 @@ impl Gen<'_> {
 
     /// The binding of load or boundary map `e` that an enclosing loop
     /// hoisted: by node, or for a load by value (a load of a copy of the
-    /// loop's body, `vector::assuming`, whose nodes are others; the loads
+    /// loop's body, `lanes::assuming`, whose nodes are others; the loads
     /// hoisted use no coordinate or `let`, so equal loads are the same
     /// read).
     fn hoisted_value(&self, e: &Expr) -> Option<Ident> {
@@ -920,7 +916,7 @@ impl Gen<'_> {
                 found.push((e, outside, f, k));
                 return;
             }
-            for c in vector::children(e) {
+            for c in lanes::children(e) {
                 self.take_invariant_maps_in(c, stage, coords, found);
             }
         })
@@ -996,7 +992,7 @@ impl Gen<'_> {
             ExprKind::Binary(BinOp::And | BinOp::Or, a, _) if a.ty == Type::Bool => {
                 self.take_invariant_loads(a, written, found)
             }
-            _ => vector::children(e)
+            _ => lanes::children(e)
                 .into_iter()
                 .for_each(|c| self.take_invariant_loads(c, written, found)),
         }
@@ -1128,7 +1124,7 @@ fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
         }
         Stmt::Block(stmts) => stmts.iter().for_each(|s| each_unguarded_expr(s, f)),
         // A loop runs its body if its bounds are constants in order, or
-        // if it is a split's vectors (`vector::lanes_of`), whose every
+        // if it is a split's vectors (`lanes::lanes_of`), whose every
         // iteration of the loop around runs at least one lane.
         Stmt::For {
             min,
@@ -1138,7 +1134,7 @@ fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
             ..
         } => {
             if matches!((min.as_int(), max.as_int()), (Some(lo), Some(hi)) if lo <= hi)
-                || (*kind == LoopKind::Vectorized && vector::lanes_of(min, max).is_some())
+                || (*kind == LoopKind::Vectorized && lanes::lanes_of(min, max).is_some())
             {
                 each_unguarded_expr(body, f);
             }
@@ -1476,19 +1472,4 @@ fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStrea
     } else {
         (quote!((#(#tys),*)), quote!((#(#vals),*)))
     }
-}
-
-/// `gauss[2]` -> `gauss_2`.
-pub fn sanitize(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.trim_end_matches('_').to_string()
 }

@@ -17,7 +17,7 @@ pub enum LoopKind {
     Serial,
     /// Iterations on rayon's threads.
     Parallel,
-    /// A vector loop (its extent is constant; codegen/vector.rs).
+    /// A vector loop (its extent is constant; codegen/rust/vector.rs).
     Vectorized,
     /// An unrolled loop (its extent is constant).
     Unrolled,

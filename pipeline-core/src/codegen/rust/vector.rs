@@ -54,10 +54,8 @@
 mod blocks;
 mod loads;
 
-use super::rust::{
-    coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen,
-};
-use crate::analysis::simplify::simplify;
+use super::{coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen};
+use crate::codegen::lanes::*;
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -205,96 +203,6 @@ impl Gen<'_> {
         self.widest_vector.set(widest);
         Some(code)
     }
-}
-
-/// Calls `f` on the coordinates and values of the stores in `s`.
-fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
-    if let Stmt::Store { args, value, .. } = s {
-        args.iter().chain([value]).for_each(&mut *f);
-    }
-    s.children().into_iter().for_each(|c| each_store_expr(c, f));
-}
-
-/// When a vectorized loop runs all its lanes ([`lanes_of`]).
-pub(super) enum AllLanes<'e> {
-    /// Always: `max` is constant (the steady state of a partitioned loop).
-    Always,
-    /// When this condition holds: `max` is a split's `select(c, w - 1, ..)`,
-    /// whose last vector is shifted back to end at the extent when the
-    /// extent is at least the width.
-    When(&'e Expr),
-    /// When the extent is the width: `max` is `min(w - 1, ..)`, a split
-    /// whose last vector is ragged.
-    ExtentIsWidth,
-}
-
-/// The first iteration and the vector width of a vectorized loop
-/// `min..=max`, which needs a constant `min` and a `max` of the form `c`,
-/// `min(c, ..)` or `select(.., c, ..)` (a split's inner loop), and when it
-/// runs all its lanes.
-pub(super) fn lanes_of<'e>(min: &Expr, max: &'e Expr) -> Option<(i128, usize, AllLanes<'e>)> {
-    let lo = min.as_int()?;
-    let (hi, all) = match &max.kind {
-        ExprKind::Int(v) => (*v, AllLanes::Always),
-        ExprKind::Binary(BinOp::Min, a, b) => {
-            (a.as_int().or_else(|| b.as_int())?, AllLanes::ExtentIsWidth)
-        }
-        ExprKind::Select(c, a, _) => (a.as_int()?, AllLanes::When(c)),
-        _ => return None,
-    };
-    Some((lo, usize::try_from(hi - lo + 1).ok()?, all))
-}
-
-/// Whether `c` simplifies to true, or is a comparison `a < b` (`<=`) that
-/// holds because one arm of a `min` in `a` is below `b`:
-/// `min(16 x, e - 16) + 15 < e`, the guard of a split's shifted last
-/// vector at its last lane.
-fn provably_true(c: &Expr) -> bool {
-    let c = simplify(c);
-    match &c.kind {
-        ExprKind::Bool(b) => *b,
-        ExprKind::Binary(BinOp::And, a, b) => provably_true(a) && provably_true(b),
-        ExprKind::Binary(op @ (BinOp::Lt | BinOp::Le), a, b) => {
-            min_arms(a).into_iter().any(|arm| {
-                let arm = Expr::binary(*op, arm, (**b).clone());
-                matches!(simplify(&arm).kind, ExprKind::Bool(true))
-            })
-        }
-        _ => false,
-    }
-}
-
-/// The arms of the `min`s that bound `e` from above, with the constants
-/// added to the `min` moved inside: `[16 x + 15, e - 1]` for
-/// `min(16 x, e - 16) + 15`. `e` is at most each arm.
-fn min_arms(e: &Expr) -> Vec<Expr> {
-    let shifted = |x: &Expr, k: &Expr, op: BinOp| -> Vec<Expr> {
-        min_arms(x)
-            .into_iter()
-            .map(|arm| Expr::binary(op, arm, k.clone()))
-            .collect()
-    };
-    match &e.kind {
-        ExprKind::Binary(BinOp::Min, a, b) => {
-            let mut arms = min_arms(a);
-            arms.extend(min_arms(b));
-            arms
-        }
-        ExprKind::Binary(BinOp::Add, a, k) if k.as_int().is_some() => shifted(a, k, BinOp::Add),
-        ExprKind::Binary(BinOp::Add, k, a) if k.as_int().is_some() => shifted(a, k, BinOp::Add),
-        ExprKind::Binary(BinOp::Sub, a, k) if k.as_int().is_some() => shifted(a, k, BinOp::Sub),
-        _ => vec![e.clone()],
-    }
-}
-
-/// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
-pub(super) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
-    s.clone().map_exprs(&mut |e| {
-        e.rewrite(&mut |n| match n.kind {
-            ExprKind::Select(ref t, ref a, _) if **t == *c => (**a).clone(),
-            _ => n,
-        })
-    })
 }
 
 /// The zero of a type, to initialize arrays of it.
@@ -543,8 +451,6 @@ impl Lanes<'_, '_> {
         }
     }
 
-    /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
-    /// an integer affine in the loop.
     /// Whether `cond`, a comparison of a ramp with a uniform value (or a
     /// conjunction of such), is provably true in every lane: true in the
     /// first lane and in the last, between which a ramp is monotonic. The
@@ -575,6 +481,8 @@ impl Lanes<'_, '_> {
         linear && provably_true(&at(0)) && provably_true(&at(self.w as i128 - 1))
     }
 
+    /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
+    /// an integer affine in the loop.
     fn ramp(&self, e: &Expr) -> Option<(TokenStream, i128)> {
         crate::deep(|| self.ramp_here(e))
     }
@@ -760,7 +668,7 @@ impl Lanes<'_, '_> {
                 num(e.ty)
                     && safe(a)
                     && safe(b)
-                    && matches!(&c.kind, ExprKind::Binary(op, p, _) if comparison(*op) && num(p.ty))
+                    && matches!(&c.kind, ExprKind::Binary(op, p, _) if op.is_comparison() && num(p.ty))
             }
             _ => false,
         }
@@ -1167,95 +1075,6 @@ fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
         }
         None => c,
     }
-}
-
-/// Whether every `LetVar` in `e` is bound by a `Let` inside `e` (so that `e`
-/// can be emitted away from the lane code around it).
-fn closed(e: &Expr) -> bool {
-    let mut bound = Vec::new();
-    e.visit(&mut |n| {
-        if let ExprKind::Let { id, .. } = &n.kind {
-            bound.push(*id);
-        }
-    });
-    !e.any(&mut |n| matches!(&n.kind, ExprKind::LetVar(id) if !bound.contains(id)))
-}
-
-/// Whether `op` compares.
-fn comparison(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-    )
-}
-
-/// Calls `f` on the nodes of `e` that every lane evaluates: all but those
-/// under a `select`'s branches.
-fn visit_every_lane<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Select(c, _, _) => visit_every_lane(c, f),
-        _ => children(e).into_iter().for_each(|c| visit_every_lane(c, f)),
-    }
-}
-
-/// `e` as a sum of a non-constant part (`None` for a constant) and a
-/// constant: `x + 1` is `(x, 1)`, `3 * x - 2` is `(3 * x, -2)`.
-fn split_constant(e: &Expr) -> (Option<&Expr>, i128) {
-    match &e.kind {
-        ExprKind::Int(v) => (None, *v),
-        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => match b.as_int() {
-            Some(k) => {
-                let (rest, c) = split_constant(a);
-                (rest, if *op == BinOp::Add { c + k } else { c - k })
-            }
-            None => (Some(e), 0),
-        },
-        _ => (Some(e), 0),
-    }
-}
-
-/// The direct children of `e`, in [`Expr::for_each_child`] order.
-pub(super) fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => vec![a],
-        ExprKind::Binary(_, a, b) => vec![a, b],
-        ExprKind::Select(c, a, b) => vec![c, a, b],
-        ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.iter().collect(),
-        ExprKind::Boundary {
-            coord, min, extent, ..
-        } => vec![coord, min, extent],
-        ExprKind::Let { value, body, .. } => vec![value, body],
-        _ => vec![],
-    }
-}
-
-/// `e` with its direct children replaced, in [`children`] order.
-fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
-    let mut it = new.into_iter().map(Box::new);
-    let mut next = || it.next().expect("one replacement per child");
-    let kind = match &e.kind {
-        ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
-        ExprKind::Cast(_) => ExprKind::Cast(next()),
-        ExprKind::SaturatingCast(_) => ExprKind::SaturatingCast(next()),
-        ExprKind::Binary(op, _, _) => {
-            let a = next();
-            ExprKind::Binary(*op, a, next())
-        }
-        ExprKind::Math(m, args) => ExprKind::Math(*m, args.iter().map(|_| *next()).collect()),
-        ExprKind::Boundary { mode, .. } => {
-            let coord = next();
-            let min = next();
-            ExprKind::Boundary {
-                mode: *mode,
-                coord,
-                min,
-                extent: next(),
-            }
-        }
-        other => unreachable!("lane code builds {other:?} itself"),
-    };
-    Expr::new(kind, e.ty)
 }
 
 #[cfg(test)]
