@@ -29,6 +29,21 @@ pub(crate) fn let_value(id: usize) -> String {
     format!("__t{id}")
 }
 
+/// Scalar parameter `i` of the pipeline: `__p{i}`.
+pub(crate) fn param(i: usize) -> String {
+    format!("__p{i}")
+}
+
+/// The first coordinate of dimension `d` of input `i`: `__in{i}_min{d}`.
+pub(crate) fn input_min(i: usize, d: usize) -> String {
+    format!("__in{i}_min{d}")
+}
+
+/// The extent of dimension `d` of input `i`: `__in{i}_ext{d}`.
+pub(crate) fn input_extent(i: usize, d: usize) -> String {
+    format!("__in{i}_ext{d}")
+}
+
 /// A func's name as an identifier: `gauss[2]` -> `gauss_2`.
 pub fn sanitize(name: &str) -> String {
     let s: String = name

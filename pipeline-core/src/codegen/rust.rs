@@ -165,19 +165,24 @@ pub(super) struct Gen<'a> {
     pub(super) input_strides: Vec<Vec<Option<usize>>>,
 }
 
+/// An identifier of the generated code.
+fn ident(name: String) -> Ident {
+    Ident::new(&name, Span::call_site())
+}
+
 /// The identifier of a definition's coordinate inside a stage.
 pub(super) fn coord_ident(c: Coord) -> Ident {
-    Ident::new(&names::coord(c), Span::call_site())
+    ident(names::coord(c))
 }
 
 /// The identifier of a loop variable.
 pub(super) fn loop_ident(v: &LoopVar) -> Ident {
-    Ident::new(&names::loop_var(v), Span::call_site())
+    ident(names::loop_var(v))
 }
 
 /// The name of the value of `let` binding `id`.
 pub(super) fn let_var(id: usize) -> TokenStream {
-    let v = Ident::new(&names::let_value(id), Span::call_site());
+    let v = ident(names::let_value(id));
     quote!(#v)
 }
 
@@ -384,15 +389,15 @@ impl Gen<'_> {
                 quote!(#id)
             }
             ExprKind::Param(i) => {
-                let id = format_ident!("__p{}", i);
+                let id = ident(names::param(*i));
                 quote!(#id)
             }
             ExprKind::InputMin(i, d) => {
-                let id = format_ident!("__in{}_min{}", i, d);
+                let id = ident(names::input_min(*i, *d));
                 quote!(#id)
             }
             ExprKind::InputExtent(i, d) => {
-                let id = format_ident!("__in{}_ext{}", i, d);
+                let id = ident(names::input_extent(*i, *d));
                 quote!(#id)
             }
             ExprKind::Sym(s) => self.sym(*s),
@@ -1156,11 +1161,11 @@ pub fn generate(input: &Input) -> TokenStream {
     for (i, inp) in p.inputs.iter().enumerate() {
         readable.push(format_ident!("__in{}", i));
         for d in 0..inp.dims {
-            readable.push(format_ident!("__in{}_min{}", i, d));
-            readable.push(format_ident!("__in{}_ext{}", i, d));
+            readable.push(ident(names::input_min(i, d)));
+            readable.push(ident(names::input_extent(i, d)));
         }
     }
-    readable.extend((0..p.params.len()).map(|i| format_ident!("__p{}", i)));
+    readable.extend((0..p.params.len()).map(|i| ident(names::param(i))));
     let g = Gen {
         p,
         b,
@@ -1210,17 +1215,17 @@ pub fn generate(input: &Input) -> TokenStream {
             shape_params.push(quote!(#user: [usize; #n]));
             for d in 0..inp.dims {
                 let (e, dd) = (
-                    format_ident!("__in{}_ext{}", i, d),
+                    ident(names::input_extent(i, d)),
                     Literal::usize_unsuffixed(d),
                 );
-                let m = format_ident!("__in{}_min{}", i, d);
+                let m = ident(names::input_min(i, d));
                 shape_locals.push(quote!(let #e: i32 = #user[#dd] as i32; let #m: i32 = 0;));
             }
         } else {
             let par = &p.params[i];
             let user = Ident::new(&par.name, Span::call_site());
             let ty = rust_type(par.ty);
-            let v = format_ident!("__p{}", i);
+            let v = ident(names::param(i));
             params.push(quote!(#user: #ty));
             prologue.push(quote!(let #v: #ty = #user;));
             bounds_params.push(quote!(#v: #ty));
@@ -1272,8 +1277,8 @@ pub fn generate(input: &Input) -> TokenStream {
         for d in 0..inp.dims {
             let dd = Literal::usize_unsuffixed(d);
             let (m, e) = (
-                format_ident!("__in{}_min{}", i, d),
-                format_ident!("__in{}_ext{}", i, d),
+                ident(names::input_min(i, d)),
+                ident(names::input_extent(i, d)),
             );
             bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
         }
@@ -1336,8 +1341,8 @@ pub fn generate(input: &Input) -> TokenStream {
         for d in 0..inp.dims {
             let dd = Literal::usize_unsuffixed(d);
             let (m, e) = (
-                format_ident!("__in{}_min{}", i, d),
-                format_ident!("__in{}_ext{}", i, d),
+                ident(names::input_min(i, d)),
+                ident(names::input_extent(i, d)),
             );
             checks.push(quote!(let #m: i32 = #v.origin()[#dd] as i32; let #e: i32 = #v.shape()[#dd] as i32;));
         }
@@ -1390,7 +1395,7 @@ pub fn generate(input: &Input) -> TokenStream {
                 }
                 None => match p.inputs.iter().position(|i| i.dims > d) {
                     Some(i) => {
-                        let e = format_ident!("__in{}_ext{}", i, d);
+                        let e = ident(names::input_extent(i, d));
                         quote!(::core::cmp::max(#e, 0) as usize)
                     }
                     None => quote!(0usize),

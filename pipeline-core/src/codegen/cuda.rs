@@ -1,0 +1,282 @@
+//! CUDA C++ emission from the lowered form, beside the Rust emitter
+//! (`codegen::rust`), sharing what lies below both (`codegen::names`,
+//! `codegen::lanes`).
+//!
+//! This first part is the expressions: every node of the IR as CUDA C++
+//! with the DSL's semantics exactly (wrapping integers, Euclidean division
+//! and remainder, division by zero giving 0, saturating and `as`
+//! conversions, boundary conditions, IEEE floats without contraction),
+//! through the helpers of [`PRELUDE`]. The same text compiles as host C++
+//! (the prelude's `PL_HD` is empty there), which is how the tests check it
+//! against the interpreter on machines without a GPU.
+//!
+//! Leaves name what the kernel binds, as the Rust emitter names them:
+//! `__p{i}` a parameter, `__in{i}_min{d}` / `__in{i}_ext{d}` an input's
+//! bounds, `__s[k]` a bounds symbol, a loop's and a coordinate's names from
+//! `codegen::names`. A load reads `__in{i}` (or `__f{g}`, a func's buffer)
+//! at `sum((c_d - min_d) * stride_d)` with `__in{i}_stride{d}` (`__f{g}_min{d}`,
+//! `__f{g}_stride{d}`); a folded dimension wraps its coordinate first.
+
+use super::names;
+use crate::ir::*;
+
+/// The helpers every generated `.cu` starts with.
+pub const PRELUDE: &str = include_str!("cuda/prelude.h");
+
+/// The C++ type of an element type.
+pub fn c_type(t: Type) -> &'static str {
+    match t {
+        Type::Bool => "bool",
+        Type::U8 => "uint8_t",
+        Type::U16 => "uint16_t",
+        Type::U32 => "uint32_t",
+        Type::U64 => "uint64_t",
+        Type::I8 => "int8_t",
+        Type::I16 => "int16_t",
+        Type::I32 => "int32_t",
+        Type::I64 => "int64_t",
+        Type::F32 => "float",
+        Type::F64 => "double",
+    }
+}
+
+/// An integer constant of type `t` (already wrapped into it).
+pub fn int_lit(t: Type, v: i128) -> String {
+    let ty = c_type(t);
+    match t {
+        Type::Bool => (if v != 0 { "true" } else { "false" }).into(),
+        // The magnitude of i64's MIN has no literal.
+        Type::I64 if v == i64::MIN as i128 => "((int64_t)(-9223372036854775807ll - 1))".into(),
+        _ if v < 0 => format!("(({ty})-{}ll)", v.unsigned_abs()),
+        _ => format!("(({ty}){v}ull)"),
+    }
+}
+
+/// A float constant of type `t`: the shortest decimal that reads back as
+/// the same value (C++ rounds decimal literals correctly), or its bits
+/// where no literal says it (NaN, infinities).
+pub fn float_lit(t: Type, v: f64) -> String {
+    if t == Type::F32 {
+        let f = v as f32;
+        if !f.is_finite() {
+            return format!("pl::f32_bits(0x{:08x}u)", f.to_bits());
+        }
+        format!("{}f", decimal(format!("{f:?}")))
+    } else {
+        if !v.is_finite() {
+            return format!("pl::f64_bits(0x{:016x}ull)", v.to_bits());
+        }
+        decimal(format!("{v:?}"))
+    }
+}
+
+/// Rust's `{:?}` of a finite float as a C++ floating literal: it has a
+/// `.` or an exponent already, except for whole numbers (`3`).
+fn decimal(s: String) -> String {
+    if s.contains(['.', 'e']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Emits expressions of definition `func` (update `update`), or of loop
+/// bounds where both are `None`.
+pub struct Exprs<'a> {
+    /// The pipeline.
+    pub p: &'a Pipeline,
+    /// The func whose definition the expressions are of.
+    pub func: Option<FuncId>,
+    /// Its update, `None` for its pure definition.
+    pub update: Option<usize>,
+    /// The storage folding of each func's buffer (`None`: not folded).
+    pub folds: &'a dyn Fn(FuncId) -> Vec<Option<i64>>,
+}
+
+impl Exprs<'_> {
+    /// `e` as a C++ expression of type `c_type(e.ty)`.
+    pub fn expr(&self, e: &Expr) -> String {
+        crate::deep(|| self.expr_here(e))
+    }
+
+    fn expr_here(&self, e: &Expr) -> String {
+        let sub = |x: &Expr| self.expr(x);
+        let ty = c_type(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_lit(e.ty, *v),
+            ExprKind::Float(v) => float_lit(e.ty, *v),
+            ExprKind::Bool(b) => b.to_string(),
+            ExprKind::Var(d) => names::coord(Coord::Pure(
+                self.func.expect("a pure variable outside a stage"),
+                *d,
+            )),
+            ExprKind::RVar(r) => names::coord(Coord::Reduction(
+                self.func.expect("an rvar outside a stage"),
+                self.update.expect("an rvar outside an update"),
+                *r,
+            )),
+            ExprKind::Param(i) => names::param(*i),
+            ExprKind::InputMin(i, d) => names::input_min(*i, *d),
+            ExprKind::InputExtent(i, d) => names::input_extent(*i, *d),
+            ExprKind::Sym(s) => format!("__s[{s}]"),
+            ExprKind::Loop(v) => names::loop_var(v),
+            ExprKind::LetVar(id) => names::let_value(*id),
+            // A lambda binds the value once (C++ has no `let` expression).
+            ExprKind::Let { id, value, body } => format!(
+                "([&]() -> {ty} {{ const {} {} = {}; return {}; }}())",
+                c_type(value.ty),
+                names::let_value(*id),
+                sub(value),
+                sub(body)
+            ),
+            ExprKind::Unary(op, a) => {
+                let x = sub(a);
+                match (op, a.ty) {
+                    (UnOp::Neg, t) if t.is_int() => format!("pl::neg<{ty}>({x})"),
+                    (UnOp::Neg, _) => format!("(-({x}))"),
+                    (UnOp::Not, Type::Bool) => format!("(!({x}))"),
+                    (UnOp::Not, _) => format!("(({ty})~({x}))"),
+                    (UnOp::Abs, t) if t.is_signed() => format!("pl::abs_w<{ty}>({x})"),
+                    (UnOp::Abs, t) if t.is_float() => format!("pl::fabs_({x})"),
+                    (UnOp::Abs, _) => x,
+                }
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
+            ExprKind::Select(c, a, b) => format!("(({}) ? ({}) : ({}))", sub(c), sub(a), sub(b)),
+            ExprKind::Cast(a) => self.cast(e.ty, a, false),
+            ExprKind::SaturatingCast(a) => self.cast(e.ty, a, true),
+            ExprKind::Math(m, args) => {
+                let a: Vec<String> = args.iter().map(sub).collect();
+                let name = match m {
+                    MathFn::Sqrt => "sqrt_",
+                    MathFn::Exp | MathFn::FastExp => "exp_",
+                    MathFn::Log | MathFn::FastLog => "log_",
+                    MathFn::Pow => "pow_",
+                    MathFn::Sin => "sin_",
+                    MathFn::Cos => "cos_",
+                    MathFn::Tan => "tan_",
+                    MathFn::Atan2 => "atan2_",
+                    MathFn::Floor => "floor_",
+                    MathFn::Ceil => "ceil_",
+                    MathFn::Round => "round_",
+                    MathFn::Trunc => "trunc_",
+                    MathFn::Fma => "fma_",
+                };
+                format!("pl::{name}({})", a.join(", "))
+            }
+            ExprKind::Load { source, args, .. } => self.load(*source, args),
+            ExprKind::Boundary {
+                mode,
+                coord,
+                min,
+                extent,
+            } => {
+                let helper = match mode {
+                    BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => "clamp_coord",
+                    BoundaryMode::Mirror => "mirror_coord",
+                    BoundaryMode::MirrorInterior => "mirror_interior_coord",
+                    BoundaryMode::Wrap => "wrap_coord",
+                };
+                format!(
+                    "pl::{helper}({}, {}, {})",
+                    sub(coord),
+                    sub(min),
+                    sub(extent)
+                )
+            }
+        }
+    }
+
+    fn binary(&self, op: BinOp, a: &Expr, b: &Expr) -> String {
+        let (x, y) = (self.expr(a), self.expr(b));
+        let t = a.ty;
+        let ty = c_type(t);
+        if t.is_int() {
+            let call = |f: &str| format!("pl::{f}<{ty}>({x}, {y})");
+            return match op {
+                BinOp::Add => call("add"),
+                BinOp::Sub => call("sub"),
+                BinOp::Mul => call("mul"),
+                BinOp::Div => call("div_e"),
+                BinOp::Rem => call("rem_e"),
+                BinOp::Min => call("min_i"),
+                BinOp::Max => call("max_i"),
+                BinOp::And => format!("(({ty})(({x}) & ({y})))"),
+                BinOp::Or => format!("(({ty})(({x}) | ({y})))"),
+                BinOp::Xor => format!("(({ty})(({x}) ^ ({y})))"),
+                // The amount may have another integer type.
+                BinOp::Shl => format!("pl::shl_w<{ty}>({x}, {y})"),
+                BinOp::Shr => format!("pl::shr_w<{ty}>({x}, {y})"),
+                cmp => format!("(({x}) {} ({y}))", cmp.symbol()),
+            };
+        }
+        if t.is_float() {
+            return match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
+                    format!("(({x}) {} ({y}))", op.symbol())
+                }
+                BinOp::Rem => format!("pl::rem_f<{ty}>({x}, {y})"),
+                BinOp::Min => format!("pl::min_f<{ty}>({x}, {y})"),
+                BinOp::Max => format!("pl::max_f<{ty}>({x}, {y})"),
+                cmp if cmp.is_comparison() => format!("(({x}) {} ({y}))", cmp.symbol()),
+                other => unreachable!("{other:?} on floats is rejected by the checker"),
+            };
+        }
+        match op {
+            BinOp::And => format!("(({x}) && ({y}))"),
+            BinOp::Or => format!("(({x}) || ({y}))"),
+            BinOp::Xor => format!("(({x}) != ({y}))"),
+            cmp if cmp.is_comparison() => format!("(({x}) {} ({y}))", cmp.symbol()),
+            other => unreachable!("{other:?} on bools is rejected by the checker"),
+        }
+    }
+
+    /// `a` converted to `to`: Rust's `as`, or `saturating_cast`.
+    fn cast(&self, to: Type, a: &Expr, saturate: bool) -> String {
+        let x = self.expr(a);
+        let (from, ty) = (a.ty, c_type(to));
+        if from == to {
+            return x;
+        }
+        match (from, to) {
+            (_, Type::Bool) if from.is_float() => format!("(({x}) != 0)"),
+            (_, Type::Bool) => format!("(({x}) != 0)"),
+            (Type::Bool, _) => format!("(({ty})({x}))"),
+            (Type::F64, Type::F32) if saturate => format!("pl::sat_f32({x})"),
+            _ if from.is_float() && to.is_int() => format!("pl::f2i<{ty}>({x})"),
+            _ if from.is_int() && to.is_int() && saturate => {
+                format!("pl::sat_i<{ty}, {}>({x})", c_type(from))
+            }
+            // Integer to integer wraps (C++ converts modulo 2^N), integer
+            // to float and float to float round to nearest.
+            _ => format!("(({ty})({x}))"),
+        }
+    }
+
+    /// A load of `source` at `args`: its buffer at the offset of the
+    /// coordinates from its first point, by its strides.
+    fn load(&self, source: Source, args: &[Expr]) -> String {
+        let (base, folds) = match source {
+            Source::Input(i) => (format!("__in{i}"), vec![None; args.len()]),
+            Source::Func(g) => (format!("__f{g}"), (self.folds)(g)),
+        };
+        let terms: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(d, c)| {
+                let c = format!("(int64_t)({})", self.expr(c));
+                let offset = match folds.get(d).copied().flatten() {
+                    Some(n) => format!("pl::rem_near({c}, {n}ll)"),
+                    None => format!("({c} - (int64_t){base}_min{d})"),
+                };
+                format!("{offset} * {base}_stride{d}")
+            })
+            .collect();
+        let at = if terms.is_empty() {
+            "0".to_string()
+        } else {
+            terms.join(" + ")
+        };
+        format!("{base}[{at}]")
+    }
+}
