@@ -80,6 +80,21 @@ pub fn lower_pipeline(
     checked: &Pipeline,
     sched: &schedule::Schedule,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
+    lower_for(checked, sched, Target::Cpu)
+}
+
+/// What a lowering is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Cpu,
+    Cuda,
+}
+
+fn lower_for(
+    checked: &Pipeline,
+    sched: &schedule::Schedule,
+    target: Target,
+) -> Result<Lowered, lower::loops::ScheduleError> {
     let (pipeline, inlined) = pass(
         "inline",
         |r: &Result<(Pipeline, Vec<FuncId>), _>| match r {
@@ -112,11 +127,16 @@ pub fn lower_pipeline(
         |_| String::new(),
         || lower::hoist::hoist(synthesized.body),
     );
-    let body = pass(
-        "partition",
-        |_| String::new(),
-        || lower::partition::partition(body),
-    );
+    // Partitioning serves the CPU's vector loops (steady vectors, scalar
+    // edges); on the GPU each copy would be a kernel of its own.
+    let body = match target {
+        Target::Cpu => pass(
+            "partition",
+            |_| String::new(),
+            || lower::partition::partition(body),
+        ),
+        Target::Cuda => body,
+    };
     let local_syms = synthesized.local_syms.len();
     let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
     sym_names.extend(synthesized.local_syms.iter().cloned());
@@ -275,9 +295,17 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
                     continue;
                 }
                 seen.push(key);
+                if s.target.is_some() {
+                    // Checked against the GPU schedule it would start from;
+                    // the GPU path lowers it again (`cuda_lowered_from_source`).
+                    let mut gpu = schedule::Schedule::gpu_default(&checked[k].pipeline);
+                    if let Err(e) = front::schedule::check_schedule(s, &checked[k], &mut gpu) {
+                        errors.push(e);
+                    }
+                    continue;
+                }
                 match front::schedule::check_schedule(s, &checked[k], &mut schedules[k]) {
-                    Ok(options) if s.target.is_none() => blocks[k] = Some(options),
-                    Ok(_) => {}
+                    Ok(options) => blocks[k] = Some(options),
                     Err(e) => errors.push(e),
                 }
             }
@@ -648,6 +676,32 @@ pub fn cache_key_from_source(
             &sched.input_strides,
             arch,
         ))
+    })
+}
+
+/// Pipeline `name` of the text of a `pipeline!` invocation under its GPU
+/// schedule (its `for cuda` block over [`schedule::Schedule::gpu_default`]),
+/// lowered for the CUDA emitter: without the CPU passes that only serve
+/// vector code (loop partitioning).
+pub fn cuda_lowered_from_source(source: &str, name: &str) -> Result<Lowered, String> {
+    on_big_stack(|| {
+        let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
+        let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+        let item = program
+            .pipelines
+            .iter()
+            .find(|p| p.sig.ident == name)
+            .ok_or_else(|| format!("no pipeline named `{name}`"))?;
+        let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+        let mut sched = schedule::Schedule::gpu_default(&checked.pipeline);
+        for s in program
+            .schedules
+            .iter()
+            .filter(|s| s.name == name && s.target.is_some())
+        {
+            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?;
+        }
+        lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message)
     })
 }
 

@@ -11,7 +11,9 @@
 //!
 //! Whether a `compute_at` can be honoured depends on the whole schedule and on
 //! inlining, so loop synthesis checks it and reports at the directive.
-//! `for cuda` blocks are checked only.
+//! A `for cuda` block is checked the same way and applied to the GPU
+//! schedule, which starts from [`Schedule::gpu_default`]; there
+//! `vectorize`, `parallel` and `unroll` make loops inside a thread.
 
 use super::check::CheckedPipeline;
 use super::parse::ScheduleItem;
@@ -146,7 +148,7 @@ pub fn check_schedule(
                 "expected directives after the func name, e.g. `f.compute_root();`",
             ));
         }
-        if !cuda && !named[f] {
+        if !named[f] {
             named[f] = true;
             schedule.funcs[f].pure = StageSchedule::serial(&p.funcs[f].vars);
             schedule.funcs[f].updates = default_updates(p, f);
@@ -259,7 +261,7 @@ pub fn check_schedule(
             for &i in &defines {
                 vars[f][stage].push(args[i].clone());
             }
-            if ok && !cuda {
+            if ok {
                 match apply(&mut schedule.funcs[f], p, f, stage, &name, &args, m) {
                     Ok(()) => {
                         let prefix = match stage {
@@ -616,6 +618,26 @@ fn apply(
             reorder(stage, &[&args[4], &args[5], &args[2], &args[3]], m)?;
             legal.check_order(&before, stage, m)
         }
+        "gpu_tile" => {
+            legal.check_kind(stage, &args[0], LoopKind::Parallel, m)?;
+            legal.check_kind(stage, &args[1], LoopKind::Parallel, m)?;
+            apply(fs, p, f, k, "tile", args, m)?;
+            let stage = fs.stage_mut(k);
+            gpu_kinds(stage, &[&args[4], &args[5]], LoopKind::GpuThread, m)?;
+            gpu_kinds(stage, &[&args[2], &args[3]], LoopKind::GpuBlock, m)
+        }
+        "gpu_blocks" | "gpu_threads" => {
+            for v in args {
+                legal.check_kind(stage, v, LoopKind::Parallel, m)?;
+            }
+            let kind = if name == "gpu_blocks" {
+                LoopKind::GpuBlock
+            } else {
+                LoopKind::GpuThread
+            };
+            let vars: Vec<&String> = args.iter().collect();
+            gpu_kinds(stage, &vars, kind, m)
+        }
         "reorder" => {
             let vars: Vec<&String> = args.iter().collect();
             let before = stage.clone();
@@ -836,6 +858,39 @@ impl Legality<'_> {
         };
         Err(Error::new_spanned(directive(m), message))
     }
+}
+
+/// Marks loops `vars` (innermost first) as running on GPU blocks or
+/// threads: at most three of each kind in a stage (`x`, `y`, `z`).
+fn gpu_kinds(
+    stage: &mut StageSchedule,
+    vars: &[&String],
+    kind: LoopKind,
+    m: &syn::ExprMethodCall,
+) -> Result<(), Error> {
+    for v in vars {
+        let Some(pos) = stage.position(v) else {
+            return Err(Error::new_spanned(
+                directive(m),
+                format!("`{v}` is not a loop of this func"),
+            ));
+        };
+        stage.dims[pos].kind = kind;
+    }
+    if stage.dims.iter().filter(|d| d.kind == kind).count() > 3 {
+        return Err(Error::new_spanned(
+            directive(m),
+            format!(
+                "a CUDA kernel has at most three {} dimensions (x, y, z)",
+                if kind == LoopKind::GpuBlock {
+                    "block"
+                } else {
+                    "thread"
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn reorder(

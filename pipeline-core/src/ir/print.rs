@@ -154,6 +154,8 @@ impl Names<'_> {
                     LoopKind::Parallel => "parallel for",
                     LoopKind::Vectorized => "vectorized for",
                     LoopKind::Unrolled => "unrolled for",
+                    LoopKind::GpuBlock => "gpu block for",
+                    LoopKind::GpuThread => "gpu thread for",
                 };
                 let _ = writeln!(
                     out,

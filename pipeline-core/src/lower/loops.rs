@@ -190,7 +190,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 let (inner_pos, outer_pos) = (st.position(var).unwrap(), st.position(w).unwrap());
                 if let Some(par) = st.dims[inner_pos..outer_pos]
                     .iter()
-                    .find(|d| d.kind == LoopKind::Parallel)
+                    .find(|d| d.kind.is_concurrent())
                 {
                     return Err(ScheduleError {
                         tokens: fs.store_tokens.clone(),
@@ -860,7 +860,7 @@ fn slide_loop(
     let store = loops.iter().position(|l| *g == f && l.var.name == *w)?;
     let mut candidates = Vec::new();
     for k in compute..store {
-        if loops[k].kind == LoopKind::Parallel {
+        if loops[k].kind.is_concurrent() {
             break;
         }
         let v = &loops[k].var;
@@ -1054,7 +1054,8 @@ fn value(
     let e = extent[name].clone();
     let n = i64c(s.factor);
     let plain = bin(BinOp::Mul, outer, n.clone());
-    let parallel_below = descendants(st, name).any(|v| kind_of(v) == Some(LoopKind::Parallel));
+    let parallel_below =
+        descendants(st, name).any(|v| kind_of(v).is_some_and(LoopKind::is_concurrent));
     let offset = if parallel_below || !shift {
         plain
     } else {

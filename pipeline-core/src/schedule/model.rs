@@ -21,6 +21,12 @@ pub enum LoopKind {
     Vectorized,
     /// An unrolled loop (its extent is constant).
     Unrolled,
+    /// Iterations on the blocks of a CUDA grid (a `for cuda` schedule):
+    /// the innermost such loop of a kernel is `blockIdx.x`, the next `y`,
+    /// then `z`.
+    GpuBlock,
+    /// Iterations on the threads of a CUDA block, innermost `threadIdx.x`.
+    GpuThread,
 }
 
 impl LoopKind {
@@ -31,7 +37,21 @@ impl LoopKind {
             LoopKind::Parallel => "parallel",
             LoopKind::Vectorized => "vectorize",
             LoopKind::Unrolled => "unroll",
+            LoopKind::GpuBlock => "gpu_blocks",
+            LoopKind::GpuThread => "gpu_threads",
         }
+    }
+
+    /// Whether the loop runs on a GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, LoopKind::GpuBlock | LoopKind::GpuThread)
+    }
+
+    /// Whether its iterations may run at the same time (on threads or
+    /// a GPU): no sliding window across it, and a split of it is not
+    /// shifted inwards (two iterations would write the same points).
+    pub fn is_concurrent(self) -> bool {
+        self == LoopKind::Parallel || self.is_gpu()
     }
 }
 
@@ -267,6 +287,43 @@ impl Schedule {
             input_strides: p.inputs.iter().map(|i| vec![None; i.dims]).collect(),
             note: None,
         }
+    }
+
+    /// The GPU schedule used without a `for cuda` block (and the start of
+    /// one): funcs are inlined where the inlining pass finds it free, else
+    /// computed at root, each one kernel over its region: 32 x 8 threads
+    /// a block over the two innermost dimensions (256 along a single
+    /// one), blocks over the third; further dimensions loop on the host,
+    /// and updates run in one thread.
+    pub fn gpu_default(p: &Pipeline) -> Schedule {
+        let mut s = Schedule::default_for(p);
+        for (fs, func) in s.funcs.iter_mut().zip(&p.funcs) {
+            let mut st = StageSchedule::serial(&func.vars);
+            let tiles: &[i64] = if func.vars.len() == 1 {
+                &[256]
+            } else {
+                &[32, 8]
+            };
+            for (v, &n) in func.vars.iter().zip(tiles) {
+                let (b, t) = (format!("{v}#b"), format!("{v}#t"));
+                st.split(v, &b, &t, n).expect("fresh names split");
+                let at = |st: &StageSchedule, name: &str| st.position(name).expect("just split");
+                let (bi, ti) = (at(&st, &b), at(&st, &t));
+                st.dims[bi].kind = LoopKind::GpuBlock;
+                st.dims[ti].kind = LoopKind::GpuThread;
+            }
+            // Threads innermost, then blocks: [x#t, y#t, x#b, y#b, ...].
+            st.dims.sort_by_key(|d| match d.kind {
+                LoopKind::GpuThread => 0,
+                LoopKind::GpuBlock => 1,
+                _ => 2,
+            });
+            if let Some(z) = st.dims.iter_mut().find(|d| d.kind == LoopKind::Serial) {
+                z.kind = LoopKind::GpuBlock;
+            }
+            fs.pure = st;
+        }
+        s
     }
 
     /// The schedule of func `f`.
