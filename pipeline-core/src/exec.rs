@@ -47,6 +47,19 @@ pub fn run_lowered(
     Ok(())
 }
 
+/// The values of the bounds program's symbols for these inputs and
+/// outputs, as the generated entry computes them (for tests that run the
+/// CUDA emitter's launchers, which take them from the Rust entry).
+pub fn global_symbols(
+    l: &Lowered,
+    inputs: &[Image],
+    params: &[Value],
+    outputs: &[Image],
+) -> Result<Vec<i64>, String> {
+    let m = Machine::prepare(&l.pipeline, &l.bounds, inputs, params, outputs, 0)?;
+    Ok(m.syms)
+}
+
 struct Exec<'a, 'o> {
     m: Machine<'a>,
     loops: Vec<(LoopVar, i64)>,

@@ -18,6 +18,8 @@ use pipeline_core::ir::{Pipeline, Type};
 use std::fmt::Write as _;
 use std::process::Command;
 
+mod cuda;
+
 const INTS: [Type; 8] = [
     Type::U8,
     Type::U16,
@@ -261,7 +263,8 @@ fn program(cases: &[Case], text: &mut String, device: &mut String, expected: &mu
             p,
             func: Some(out),
             update: None,
-            folds: &|_| Vec::new(),
+            n_global: 0,
+            folds: &[],
         };
         let body = e.expr(&p.funcs[out].pure);
         let ty = c_type(c.ty);
@@ -318,97 +321,12 @@ static void print(double v) { uint64_t b; memcpy(&b, &v, 8); if (v != v) printf(
 
 /// Compiles and runs `source` with the host's C++ compiler: its output.
 fn compile_and_run(source: &str, what: &str) -> String {
-    let dir =
-        std::env::temp_dir().join(format!("pipeline-cuda-exprs-{}-{what}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("exprs.cpp");
-    let bin = dir.join("exprs");
-    std::fs::write(&src, source).unwrap();
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    // The flags the emulation uses: no contraction into FMA, no fast math.
-    let out = Command::new(&cxx)
-        .args([
-            "-std=c++17",
-            "-O1",
-            "-ffp-contract=off",
-            "-fno-fast-math",
-            "-w",
-            "-o",
-        ])
-        .arg(&bin)
-        .arg(&src)
-        .arg("-lm")
-        .output()
-        .unwrap_or_else(|e| panic!("the C++ compiler `{cxx}` does not run ({e}); set CXX"));
-    assert!(
-        out.status.success(),
-        "{cxx} rejects the emitted C++ ({}):\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = cuda::scratch(&format!("exprs-{what}"));
+    let bin = cuda::cxx_compile(source, &dir);
     let run = Command::new(&bin).output().unwrap();
     assert!(run.status.success());
     let _ = std::fs::remove_dir_all(&dir);
     String::from_utf8(run.stdout).unwrap()
-}
-
-/// nvcc, where the search finds one: `NVCC`, then
-/// `CUDA_HOME`/`CUDA_PATH` + `/bin/nvcc`, then `PATH`.
-fn nvcc() -> Option<std::path::PathBuf> {
-    if let Some(n) = std::env::var_os("NVCC") {
-        return Some(n.into());
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            let n = std::path::Path::new(&home).join("bin/nvcc");
-            if n.exists() {
-                return Some(n);
-            }
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("nvcc"))
-        .find(|n| n.exists())
-}
-
-/// Compiles the device functions with nvcc for sm_80, as the kernels
-/// will be (no contraction into FMA, IEEE division and square root); only
-/// compiles: nothing here can run them.
-fn device_compile(device: &str, what: &str) {
-    let Some(nvcc) = nvcc() else {
-        eprintln!("nvcc not found (NVCC, CUDA_HOME, CUDA_PATH, PATH): the device compile of the {what} is skipped");
-        return;
-    };
-    let dir = std::env::temp_dir().join(format!(
-        "pipeline-cuda-exprs-{}-{what}-cu",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("exprs.cu");
-    std::fs::write(&src, format!("{PRELUDE}\n{device}")).unwrap();
-    let out = Command::new(&nvcc)
-        .args([
-            "-c",
-            "-std=c++17",
-            "-gencode",
-            "arch=compute_80,code=sm_80",
-            "-fmad=false",
-            "-prec-div=true",
-            "-prec-sqrt=true",
-            "-o",
-        ])
-        .arg(dir.join("exprs.o"))
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("{} does not run: {e}", nvcc.display()));
-    assert!(
-        out.status.success(),
-        "nvcc rejects the emitted CUDA ({}):\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn check(cases: Vec<Case>, what: &str) {
@@ -416,7 +334,9 @@ fn check(cases: Vec<Case>, what: &str) {
     let mut device = String::new();
     let mut expected = Vec::new();
     program(&cases, &mut text, &mut device, &mut expected);
-    device_compile(&device, what);
+    let dir = cuda::scratch(&format!("exprs-{what}-cu"));
+    cuda::nvcc_compile(&format!("{PRELUDE}\n{device}"), &dir, what);
+    let _ = std::fs::remove_dir_all(&dir);
     text += "int main() {\n";
     for k in 0..cases.len() {
         let _ = writeln!(text, "  run{k}();");

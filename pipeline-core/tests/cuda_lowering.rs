@@ -11,6 +11,7 @@ use pipeline_core::Lowered;
 
 mod corpus;
 use corpus::*;
+mod cuda;
 
 /// The lowered executor against the interpreter at several sizes.
 fn agrees(lowered: &Lowered, what: &str, rng: &mut Rng) {
@@ -69,24 +70,13 @@ fn every_pipeline_under_its_default_gpu_schedule_agrees_with_the_interpreter() {
 
 #[test]
 fn hand_written_gpu_schedules_agree_with_the_interpreter() {
-    let blur = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
-        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
-        out
-    }";
     let mut rng = Rng(0x6a76);
-    for block in [
-        "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
-        "blur_x.compute_inline();
-         out.split(x, xo, xi, 64).split(y, yo, yi, 4).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
-        "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8).unroll(xi, 2);
-         out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
+    for block in cuda::BLUR_SCHEDULES.into_iter().chain([
+        // A func computed per block (the block's threads will share it).
         "blur_x.compute_at(out, xo).gpu_threads(x, y);
          out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);",
-    ] {
-        let source = format!("{blur}\nschedule blur for cuda {{ {block} }}");
+    ]) {
+        let source = format!("{}\nschedule blur for cuda {{ {block} }}", cuda::BLUR);
         let lowered = pipeline_core::cuda_lowered_from_source(&source, "blur")
             .unwrap_or_else(|e| panic!("{block}: {e}"));
         agrees(&lowered, block, &mut rng);

@@ -17,11 +17,20 @@
 //! at `sum((c_d - min_d) * stride_d)` with `__in{i}_stride{d}` (`__f{g}_min{d}`,
 //! `__f{g}_stride{d}`); a folded dimension wraps its coordinate first.
 
+mod program;
+
+pub use program::{generate, MAX_THREADS};
+
 use super::names;
 use crate::ir::*;
 
 /// The helpers every generated `.cu` starts with.
 pub const PRELUDE: &str = include_str!("cuda/prelude.h");
+
+/// What nvcc provides, for host C++: the tests compile a generated `.cu`
+/// with the system's C++ compiler after [`PRELUDE`] and this, and run its
+/// kernels' blocks and threads one after another.
+pub const EMULATION: &str = include_str!("cuda/emulation.h");
 
 /// The C++ type of an element type.
 pub fn c_type(t: Type) -> &'static str {
@@ -89,8 +98,12 @@ pub struct Exprs<'a> {
     pub func: Option<FuncId>,
     /// Its update, `None` for its pure definition.
     pub update: Option<usize>,
-    /// The storage folding of each func's buffer (`None`: not folded).
-    pub folds: &'a dyn Fn(FuncId) -> Vec<Option<i64>>,
+    /// How many symbols the bounds program has: those above are bound by
+    /// the lowered statements (`__q{k}`).
+    pub n_global: usize,
+    /// The storage folding of each func's buffer, per dimension (empty:
+    /// not allocated yet, or not folded).
+    pub folds: &'a [Vec<Option<i64>>],
 }
 
 impl Exprs<'_> {
@@ -118,6 +131,7 @@ impl Exprs<'_> {
             ExprKind::Param(i) => names::param(*i),
             ExprKind::InputMin(i, d) => names::input_min(*i, *d),
             ExprKind::InputExtent(i, d) => names::input_extent(*i, *d),
+            ExprKind::Sym(s) if *s >= self.n_global => format!("__q{s}"),
             ExprKind::Sym(s) => format!("__s[{s}]"),
             ExprKind::Loop(v) => names::loop_var(v),
             ExprKind::LetVar(id) => names::let_value(*id),
@@ -254,11 +268,23 @@ impl Exprs<'_> {
     }
 
     /// A load of `source` at `args`: its buffer at the offset of the
-    /// coordinates from its first point, by its strides.
+    /// coordinates from its first point, by its strides (a `bool` func's
+    /// byte compared with 0).
     fn load(&self, source: Source, args: &[Expr]) -> String {
+        let at = self.offset(source, args);
+        match source {
+            Source::Input(i) => format!("__in{i}[{at}]"),
+            Source::Func(g) if self.p.funcs[g].ty == Type::Bool => format!("(__f{g}[{at}] != 0)"),
+            Source::Func(g) => format!("__f{g}[{at}]"),
+        }
+    }
+
+    /// The offset in `source`'s buffer of the point at `args`.
+    pub fn offset(&self, source: Source, args: &[Expr]) -> String {
+        let no_folds = Vec::new();
         let (base, folds) = match source {
-            Source::Input(i) => (format!("__in{i}"), vec![None; args.len()]),
-            Source::Func(g) => (format!("__f{g}"), (self.folds)(g)),
+            Source::Input(i) => (format!("__in{i}"), &no_folds),
+            Source::Func(g) => (format!("__f{g}"), self.folds.get(g).unwrap_or(&no_folds)),
         };
         let terms: Vec<String> = args
             .iter()
@@ -272,11 +298,10 @@ impl Exprs<'_> {
                 format!("{offset} * {base}_stride{d}")
             })
             .collect();
-        let at = if terms.is_empty() {
+        if terms.is_empty() {
             "0".to_string()
         } else {
             terms.join(" + ")
-        };
-        format!("{base}[{at}]")
+        }
     }
 }

@@ -1,0 +1,120 @@
+//! What the CUDA tests share: compiling emitted CUDA as host C++ (the
+//! emulation) and, where nvcc is found, for the GPU; and a blur with
+//! hand-written GPU schedules.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A scratch directory of the test process.
+pub fn scratch(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pipeline-cuda-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `source` as host C++ in `dir` with `CXX` (else `c++`) and the
+/// flags of the emulation (no contraction into FMA, no fast math): the
+/// executable.
+pub fn cxx_compile(source: &str, dir: &Path) -> PathBuf {
+    let src = dir.join("host.cpp");
+    let bin = dir.join("host");
+    std::fs::write(&src, source).unwrap();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let out = Command::new(&cxx)
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-ffp-contract=off",
+            "-fno-fast-math",
+            "-w",
+            "-o",
+        ])
+        .arg(&bin)
+        .arg(&src)
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("the C++ compiler `{cxx}` does not run ({e}); set CXX"));
+    assert!(
+        out.status.success(),
+        "{cxx} rejects the emitted CUDA as host C++ ({}):\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+/// nvcc, where the issue's search finds one: `NVCC`, then
+/// `CUDA_HOME`/`CUDA_PATH` + `/bin/nvcc`, then `PATH`.
+pub fn nvcc() -> Option<PathBuf> {
+    if let Some(n) = std::env::var_os("NVCC") {
+        return Some(n.into());
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            let n = Path::new(&home).join("bin/nvcc");
+            if n.exists() {
+                return Some(n);
+            }
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("nvcc"))
+        .find(|n| n.exists())
+}
+
+/// Compiles `source` with nvcc for sm_80, as the kernels will be (no
+/// contraction into FMA, IEEE division and square root); only compiles:
+/// nothing here can run it. Without nvcc it says so and returns.
+pub fn nvcc_compile(source: &str, dir: &Path, what: &str) {
+    let Some(nvcc) = nvcc() else {
+        eprintln!("nvcc not found (NVCC, CUDA_HOME, CUDA_PATH, PATH): the device compile of the {what} is skipped");
+        return;
+    };
+    let src = dir.join("device.cu");
+    std::fs::write(&src, source).unwrap();
+    let out = Command::new(&nvcc)
+        .args([
+            "-c",
+            "-std=c++17",
+            "-gencode",
+            "arch=compute_80,code=sm_80",
+            "-fmad=false",
+            "-prec-div=true",
+            "-prec-sqrt=true",
+            "-o",
+        ])
+        .arg(dir.join("device.o"))
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("{} does not run: {e}", nvcc.display()));
+    assert!(
+        out.status.success(),
+        "nvcc rejects the emitted CUDA ({}):\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A 3x3 blur, for hand-written GPU schedules.
+pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
+    let c = input.clamp_edge();
+    blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+    out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+    out
+}";
+
+/// `for cuda` blocks of [`BLUR`]: tiles, blocks and threads named one by
+/// one around a serial loop, loops inside a thread, a func per thread.
+pub const BLUR_SCHEDULES: [&str; 4] = [
+    "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
+    "blur_x.compute_inline();
+     out.split(x, xo, xi, 64).split(y, yo, yi, 4).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
+    "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8).unroll(xi, 2);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
+    "blur_x.compute_at(out, xi);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);",
+];

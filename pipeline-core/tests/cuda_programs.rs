@@ -1,0 +1,278 @@
+//! The CUDA emitter's programs against the interpreter, without a GPU:
+//! every pipeline of the repository under its default GPU schedule, and
+//! hand-written `for cuda` blocks, emitted as CUDA C++ and compiled as
+//! host C++ after the emulation header (blocks and threads one after
+//! another), run at odd sizes through the `extern "C"` launcher, outputs
+//! compared bit for bit with the interpreter's. With nvcc (found as
+//! `tests/cuda_exprs.rs` finds it), the same programs compile for sm_80.
+
+use pipeline_core::codegen::cuda::{generate, EMULATION, PRELUDE};
+use pipeline_core::interp::{self, Image, Value};
+use pipeline_core::ir::{Pipeline, Type};
+use pipeline_core::Lowered;
+use std::fmt::Write as _;
+use std::process::Command;
+
+mod corpus;
+use corpus::*;
+mod cuda;
+
+/// The reader that drives the launchers from a file (see `request`).
+const DRIVER: &str = r#"
+#include <stdio.h>
+#include <vector>
+static FILE* in;
+static int64_t num() { int64_t v; if (fread(&v, 8, 1, in) != 1) exit(3); return v; }
+struct Img { std::vector<int64_t> dims; std::vector<unsigned char> data; };
+static Img image() {
+    Img m;
+    int64_t n = num();
+    for (int64_t d = 0; d < 3 * n; d++) m.dims.push_back(num());
+    int64_t bytes = num();
+    m.data.resize(bytes > 0 ? bytes : 1);
+    if (bytes > 0 && fread(m.data.data(), 1, bytes, in) != (size_t)bytes) exit(3);
+    return m;
+}
+int main(int argc, char** argv) {
+    in = fopen(argv[1], "rb");
+    if (!in) return 2;
+    for (;;) {
+        int64_t which;
+        if (fread(&which, 8, 1, in) != 1) break;
+        std::vector<int64_t> syms(num());
+        for (auto& s : syms) s = num();
+        std::vector<Img> ins(num());
+        for (auto& m : ins) m = image();
+        std::vector<int64_t> params(num());
+        for (auto& p : params) p = num();
+        std::vector<Img> outs(num());
+        for (auto& m : outs) m = image();
+        std::vector<const void*> in_ptr, param_ptr; std::vector<void*> out_ptr;
+        std::vector<int64_t> in_dims, out_dims;
+        for (auto& m : ins) { in_ptr.push_back(m.data.data()); in_dims.insert(in_dims.end(), m.dims.begin(), m.dims.end()); }
+        for (auto& p : params) param_ptr.push_back(&p);
+        for (auto& m : outs) { out_ptr.push_back(m.data.data()); out_dims.insert(out_dims.end(), m.dims.begin(), m.dims.end()); }
+        in_dims.push_back(0); out_dims.push_back(0); in_ptr.push_back(0); param_ptr.push_back(0); out_ptr.push_back(0);
+        int rc = LAUNCHERS[which](syms.data(), in_ptr.data(), in_dims.data(), param_ptr.data(), out_ptr.data(), out_dims.data());
+        printf("rc %d\n", rc);
+        for (auto& m : outs) {
+            for (size_t i = 0; i < m.data.size(); i++) printf("%02x", m.data[i]);
+            printf("\n");
+        }
+    }
+    return 0;
+}
+"#;
+
+fn push(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// A value's bytes as its type stores them (`bool`: one byte).
+fn bytes(v: Value, ty: Type) -> Vec<u8> {
+    let n = match ty {
+        Type::Bool | Type::U8 | Type::I8 => 1,
+        Type::U16 | Type::I16 => 2,
+        Type::U32 | Type::I32 | Type::F32 => 4,
+        _ => 8,
+    };
+    let bits: u64 = match v {
+        Value::Int(i) => i as u64,
+        Value::Bool(b) => b as u64,
+        Value::F32(f) => f.to_bits() as u64,
+        Value::F64(f) => f.to_bits(),
+    };
+    bits.to_le_bytes()[..n].to_vec()
+}
+
+/// An image as the driver reads it: dims (min, extent, stride), then its
+/// elements, dense with dimension 0 fastest.
+fn image(out: &mut Vec<u8>, img: &Image) {
+    push(out, img.shape.len() as i64);
+    let mut stride = 1i64;
+    for (min, &ext) in img.min.iter().zip(&img.shape) {
+        push(out, *min);
+        push(out, ext as i64);
+        push(out, stride);
+        stride *= ext as i64;
+    }
+    let data: Vec<u8> = img.data.iter().flat_map(|v| bytes(*v, img.ty)).collect();
+    push(out, data.len() as i64);
+    out.extend(data);
+}
+
+/// One run of launcher `which` for the driver, and what the interpreter
+/// gives for it.
+struct Run {
+    what: String,
+    expected: Result<Vec<Image>, String>,
+}
+
+fn request(
+    which: usize,
+    l: &Lowered,
+    w: usize,
+    h: usize,
+    rng: &mut Rng,
+    file: &mut Vec<u8>,
+) -> Option<Run> {
+    let p: &Pipeline = &l.pipeline;
+    let (inputs, outputs) = images(p, w, h, rng);
+    let params = params_of(p);
+    let mut want = outputs.clone();
+    let expected = interp::run(p, &inputs, &params, &mut want).map(|_| want);
+    // Where the interpreter refuses the sizes, the Rust entry would too:
+    // the launcher is never called.
+    let syms = pipeline_core::exec::global_symbols(l, &inputs, &params, &outputs).ok()?;
+    push(file, which as i64);
+    push(file, syms.len() as i64);
+    for s in &syms {
+        push(file, *s);
+    }
+    push(file, inputs.len() as i64);
+    for i in &inputs {
+        image(file, i);
+    }
+    push(file, params.len() as i64);
+    for (v, decl) in params.iter().zip(&p.params) {
+        let mut b = bytes(*v, decl.ty);
+        b.resize(8, 0);
+        file.extend(b);
+    }
+    push(file, outputs.len() as i64);
+    for o in &outputs {
+        image(file, o);
+    }
+    Some(Run {
+        what: format!("{} at {w}x{h}", p.name),
+        expected,
+    })
+}
+
+/// Emits, compiles and runs `programs` (name, lowered) at odd sizes, and
+/// compares every output with the interpreter's.
+fn check(programs: Vec<(String, Lowered)>, what: &str) {
+    let mut source = format!("{PRELUDE}\n{EMULATION}\n");
+    let mut launchers = Vec::new();
+    for (k, (name, l)) in programs.iter().enumerate() {
+        let unique = format!("{name}_{k}");
+        let text = generate(l, &unique).unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text));
+        source += &text;
+        launchers.push(format!(
+            "pipeline_{}_cuda",
+            pipeline_core::codegen::rust::sanitize(&unique)
+        ));
+    }
+    let _ = writeln!(
+        source,
+        "typedef int (*Launcher)(const int64_t*, const void* const*, const int64_t*, const void* const*, void* const*, const int64_t*);\nstatic Launcher LAUNCHERS[] = {{{}}};",
+        launchers.join(", ")
+    );
+    source += DRIVER;
+    let dir = cuda::scratch(&format!("programs-{what}"));
+    let bin = cuda::cxx_compile(&source, &dir);
+    cuda::nvcc_compile(&source, &dir, what);
+    let mut rng = Rng(0x5eed);
+    let mut file = Vec::new();
+    let mut runs = Vec::new();
+    for (k, (_, l)) in programs.iter().enumerate() {
+        for (w, h) in [(1usize, 1usize), (7, 5), (37, 11), (67, 45)] {
+            runs.extend(request(k, l, w, h, &mut rng, &mut file));
+        }
+    }
+    assert!(
+        runs.len() >= 3 * programs.len(),
+        "only {} runs of {} programs: the interpreter refused the sizes",
+        runs.len(),
+        programs.len()
+    );
+    let data = dir.join("requests.bin");
+    std::fs::write(&data, &file).unwrap();
+    let out = Command::new(&bin).arg(&data).output().unwrap();
+    assert!(
+        out.status.success(),
+        "the emulation failed: {:?}",
+        out.status
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    for run in &runs {
+        assert_eq!(
+            lines.next(),
+            Some("rc 0"),
+            "{}: the launcher failed",
+            run.what
+        );
+        let expected = run
+            .expected
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e}", run.what));
+        for (k, img) in expected.iter().enumerate() {
+            let want: String = img
+                .data
+                .iter()
+                .flat_map(|v| bytes(*v, img.ty))
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let got = lines.next().unwrap_or("");
+            let got = if img.data.is_empty() { "" } else { got };
+            assert!(
+                got == want || same_floats(got, &want, img.ty),
+                "{}: output {k} differs from the interpreter",
+                run.what
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Equal but for NaN payloads (any NaN for any NaN, as the vector tests).
+fn same_floats(a: &str, b: &str, ty: Type) -> bool {
+    let n = match ty {
+        Type::F32 => 8,
+        Type::F64 => 16,
+        _ => return false,
+    };
+    if a.len() != b.len() {
+        return false;
+    }
+    let nan = |s: &str| {
+        let bits = u64::from_str_radix(s, 16).unwrap().swap_bytes() >> (64 - 4 * n);
+        match ty {
+            Type::F32 => f32::from_bits(bits as u32).is_nan(),
+            _ => f64::from_bits(bits).is_nan(),
+        }
+    };
+    (0..a.len() / n).all(|i| {
+        let (x, y) = (&a[i * n..(i + 1) * n], &b[i * n..(i + 1) * n]);
+        x == y || (nan(x) && nan(y))
+    })
+}
+
+#[test]
+fn every_pipeline_under_its_default_gpu_schedule_runs_as_the_interpreter() {
+    let programs = sources()
+        .into_iter()
+        .map(|(source, name)| {
+            let bare = without_schedules(&source);
+            let l = pipeline_core::cuda_lowered_from_source(&bare, &name)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, l)
+        })
+        .collect();
+    check(programs, "default");
+}
+
+#[test]
+fn hand_written_gpu_schedules_run_as_the_interpreter() {
+    let programs = cuda::BLUR_SCHEDULES
+        .iter()
+        .map(|block| {
+            let source = format!("{}\nschedule blur for cuda {{ {block} }}", cuda::BLUR);
+            let l = pipeline_core::cuda_lowered_from_source(&source, "blur")
+                .unwrap_or_else(|e| panic!("{block}: {e}"));
+            ("blur".to_string(), l)
+        })
+        .collect();
+    check(programs, "hand");
+}
