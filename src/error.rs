@@ -120,6 +120,15 @@ pub enum Error {
         /// Why, as a sentence.
         reason: String,
     },
+    /// The CUDA runtime reported an error while the pipeline ran on the GPU
+    /// (out of device memory, a failed launch); its outputs are not
+    /// written.
+    CudaFailed {
+        /// The pipeline.
+        pipeline: &'static str,
+        /// The `cudaError_t` code.
+        code: i32,
+    },
     /// The pipeline was built with `PIPELINE_KERNELS=only:LEVEL` (as the
     /// tuner's benchmarks are), and the processor runs below the one
     /// kernel it has.
@@ -273,6 +282,12 @@ impl fmt::Display for Error {
                 "the CUDA version of this pipeline cannot run: {reason}; call the CPU \
                  version instead, or build with the `cuda` feature on a machine with \
                  nvcc and an NVIDIA GPU"
+            ),
+            Error::CudaFailed { pipeline, code } => write!(
+                f,
+                "pipeline `{pipeline}` failed on the GPU: CUDA error {code} ({}); its \
+                 outputs were not written",
+                crate::rt::cuda_error_name(*code)
             ),
             Error::KernelUnavailable {
                 pipeline,

@@ -31,6 +31,44 @@ pub use cast::SaturatingCast;
 pub use isa::{isa, with_isa, Isa};
 pub use scratch::{Scratch, ALIGN};
 
+/// The result of a CUDA launcher (`NAME::cuda`): 0, or the `cudaError_t`
+/// that stopped it. No device, no driver or a driver too old for the
+/// runtime make the GPU version unavailable; anything else failed.
+pub fn cuda_result(pipeline: &'static str, code: i32) -> Result<(), Error> {
+    match code {
+        0 => Ok(()),
+        // cudaErrorInsufficientDriver, cudaErrorNoDevice,
+        // cudaErrorStubLibrary, cudaErrorDevicesUnavailable,
+        // cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice.
+        35 | 100 | 34 | 46 | 803 | 804 => Err(Error::CudaUnavailable {
+            reason: format!(
+                "pipeline `{pipeline}` found no usable CUDA device: {}",
+                cuda_error_name(code)
+            ),
+        }),
+        _ => Err(Error::CudaFailed { pipeline, code }),
+    }
+}
+
+/// The name of a `cudaError_t` code, for messages.
+pub fn cuda_error_name(code: i32) -> &'static str {
+    match code {
+        2 => "cudaErrorMemoryAllocation: out of device memory",
+        9 => "cudaErrorInvalidConfiguration: a launch exceeds the device's grid limits",
+        34 => "cudaErrorStubLibrary: the CUDA driver is a stub",
+        35 => "cudaErrorInsufficientDriver: no CUDA driver, or one older than the runtime",
+        46 => "cudaErrorDevicesUnavailable: every device is busy or unavailable",
+        100 => "cudaErrorNoDevice: no CUDA-capable device",
+        209 => "cudaErrorNoKernelImageForDevice: the kernels were not built for this GPU's architecture (PIPELINE_CUDA_ARCHS)",
+        700 => "cudaErrorIllegalAddress",
+        710 => "cudaErrorAssert",
+        719 => "cudaErrorLaunchFailure: a kernel stopped (out of device heap for a func computed inside it)",
+        803 => "cudaErrorSystemDriverMismatch",
+        804 => "cudaErrorCompatNotSupportedOnDevice",
+        _ => "see cudaGetErrorString",
+    }
+}
+
 use core::ops::Range;
 
 use crate::element::Element;

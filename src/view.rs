@@ -617,6 +617,13 @@ impl<T, const N: usize> View<'_, T, N> {
     pub(crate) fn origin_ptr(&self) -> *const T {
         self.ptr
     }
+
+    /// The element at the view's origin (for a CUDA launcher, which copies
+    /// the view's span from it by its strides). Not part of the public API.
+    #[doc(hidden)]
+    pub fn __origin_ptr(&self) -> *const T {
+        self.ptr
+    }
 }
 
 /// The coordinate of the last of `w` lanes from `c` by `step` along

@@ -143,6 +143,14 @@ impl<'a, T: Element, const N: usize> ViewMut<'a, T, N> {
         Region::new(self.origin, self.shape)
     }
 
+    /// The element at the view's origin (for a CUDA launcher, which copies
+    /// the view's span back to it by its strides). Not part of the public
+    /// API.
+    #[doc(hidden)]
+    pub fn __origin_ptr_mut(&mut self) -> *mut T {
+        self.ptr
+    }
+
     /// A shorter-lived mutable view of the same elements, leaving `self` usable
     /// once it is gone.
     pub fn reborrow(&mut self) -> ViewMut<'_, T, N> {

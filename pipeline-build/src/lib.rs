@@ -16,7 +16,10 @@
 //! small odd size before it is timed.
 
 pub mod bench;
+pub mod cuda;
 pub mod progress;
 pub mod scan;
 pub mod tune;
 pub mod verify;
+
+pub use cuda::cuda;

@@ -727,11 +727,9 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
                 Err(e) => log.line(&format!("  the cache's entry is rejected: {e}")),
             }
         }
-        if opts.report {
-            if !resumed {
-                log.line("  no usable cache entry: nothing to report");
-                continue;
-            }
+        if opts.report && !resumed {
+            log.line("  no usable cache entry: nothing to report");
+            continue;
         }
         // `--report` times the entry beside auto in the final run alone.
         let (mut best, rounds, count) = if opts.report {

@@ -243,10 +243,30 @@ pub fn expand_with_cache(
     input: TokenStream,
     cache: Option<schedule::cache::CacheSource>,
 ) -> TokenStream {
-    on_big_stack(|| expand_here(input, cache))
+    expand_with_options(input, cache, ExpandOptions::default())
 }
 
-fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) -> TokenStream {
+/// What the macro generates besides each pipeline's CPU entry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExpandOptions {
+    /// `NAME::cuda`, the GPU entry (`pipeline`'s `cuda` feature).
+    pub cuda: bool,
+}
+
+/// [`expand_with_cache`] with options.
+pub fn expand_with_options(
+    input: TokenStream,
+    cache: Option<schedule::cache::CacheSource>,
+    options: ExpandOptions,
+) -> TokenStream {
+    on_big_stack(|| expand_here(input, cache, options))
+}
+
+fn expand_here(
+    input: TokenStream,
+    cache: Option<schedule::cache::CacheSource>,
+    options: ExpandOptions,
+) -> TokenStream {
     let source = input.to_string();
     // The user's tokens, for the algorithm's hash (syn's trees print
     // tokens of their own, and by recursion).
@@ -282,6 +302,7 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
         .map(|c| schedule::Schedule::default_for(&c.pipeline))
         .collect();
     let mut blocks: Vec<Option<front::schedule::BlockOptions>> = vec![None; checked.len()];
+    let mut gpu_blocks: Vec<Option<&front::parse::ScheduleItem>> = vec![None; checked.len()];
     let mut seen = Vec::new();
     for s in &program.schedules {
         match checked.iter().position(|c| c.ident == s.name) {
@@ -302,6 +323,7 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
                     if let Err(e) = front::schedule::check_schedule(s, &checked[k], &mut gpu) {
                         errors.push(e);
                     }
+                    gpu_blocks[k] = Some(s);
                     continue;
                 }
                 match front::schedule::check_schedule(s, &checked[k], &mut schedules[k]) {
@@ -345,7 +367,31 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
     let mut cache_error_reported = false;
     let mut tracks_cache = false;
     let mut uses_auto = false;
-    for ((c, user), block) in checked.iter().zip(&schedules).zip(&blocks) {
+    for (((c, user), block), gpu_block) in
+        checked.iter().zip(&schedules).zip(&blocks).zip(&gpu_blocks)
+    {
+        // The GPU entry: its lowering and launcher, or why there is none.
+        // A `for cuda` block that cannot be honoured is the user's error,
+        // with the `cuda` feature or without.
+        let mut extra = TokenStream::new();
+        if options.cuda || gpu_block.is_some() {
+            let gpu = gpu_lowered(c, *gpu_block).and_then(|l| {
+                let symbol = codegen::cuda::launcher_name(&l, &c.ident.to_string());
+                codegen::cuda::generate(&l, &c.ident.to_string())?;
+                Ok((l, symbol))
+            });
+            match (&gpu, gpu_block) {
+                (Err(e), Some(block)) => {
+                    out.extend(syn::Error::new_spanned(&block.name, e).to_compile_error());
+                    continue;
+                }
+                _ if !options.cuda => {}
+                (Ok((l, symbol)), _) => {
+                    extra = codegen::rust::cuda_entry(c, Ok((l, symbol.as_str())));
+                }
+                (Err(e), None) => extra = codegen::rust::cuda_entry(c, Err(e.as_str())),
+            }
+        }
         let consults = !override_auto && consults_cache(block.as_ref());
         let mut file = None;
         if let (true, Some((parsed, shown))) = (consults, &parsed) {
@@ -400,6 +446,7 @@ fn expand_here(input: TokenStream, cache: Option<schedule::cache::CacheSource>) 
                         source: &source,
                         kernels: kernel_levels,
                         cfg,
+                        extra: extra.clone(),
                     })
                 },
             );
@@ -693,16 +740,53 @@ pub fn cuda_lowered_from_source(source: &str, name: &str) -> Result<Lowered, Str
             .find(|p| p.sig.ident == name)
             .ok_or_else(|| format!("no pipeline named `{name}`"))?;
         let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
-        let mut sched = schedule::Schedule::gpu_default(&checked.pipeline);
-        for s in program
+        let block = program
             .schedules
             .iter()
-            .filter(|s| s.name == name && s.target.is_some())
-        {
-            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?;
-        }
-        lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message)
+            .find(|s| s.name == name && s.target.is_some());
+        gpu_lowered(&checked, block)
     })
+}
+
+/// The names of the pipelines of a `pipeline!` invocation's text that have
+/// a GPU version, each with its lowering and its launcher's name, and
+/// those that have none with why (for `pipeline_build::cuda`, which
+/// compiles exactly the launchers the macro's `NAME::cuda` calls).
+pub fn cuda_programs_from_source(source: &str) -> Result<Vec<(String, GpuProgram)>, String> {
+    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
+    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for item in &program.pipelines {
+        let name = item.sig.ident.to_string();
+        let gpu = on_big_stack(|| {
+            let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+            let block = program
+                .schedules
+                .iter()
+                .find(|s| s.name == item.sig.ident && s.target.is_some());
+            let l = gpu_lowered(&checked, block)?;
+            codegen::cuda::generate(&l, &name)?;
+            let symbol = codegen::cuda::launcher_name(&l, &name);
+            Ok((l, symbol))
+        });
+        out.push((name, gpu));
+    }
+    Ok(out)
+}
+
+/// A pipeline's GPU lowering and its launcher's name, or why it has none.
+pub type GpuProgram = Result<(Lowered, String), String>;
+
+/// A checked pipeline under its GPU schedule, lowered.
+fn gpu_lowered(
+    checked: &CheckedPipeline,
+    block: Option<&front::parse::ScheduleItem>,
+) -> Result<Lowered, String> {
+    let mut sched = schedule::Schedule::gpu_default(&checked.pipeline);
+    if let Some(s) = block {
+        front::schedule::check_schedule(s, checked, &mut sched).map_err(|e| e.to_string())?;
+    }
+    lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message)
 }
 
 /// The invocation's tokens, pipeline `name` checked, and what its CPU

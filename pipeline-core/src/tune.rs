@@ -498,15 +498,14 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
     out
 }
 
+/// A statement's directives: names and arguments.
+type Directives = Vec<(String, Vec<String>)>;
+
 /// Ways to compute an inlined func `f` instead: at root, split and
 /// parallel over its outermost dimension, and, where one func reads it,
 /// at each loop of that consumer, with a sliding window over its
 /// innermost split; vectorized at the schedule's widest factor.
-fn uninlined(
-    p: &Pipeline,
-    stmts: &[Statement],
-    f: usize,
-) -> Vec<(Vec<(String, Vec<String>)>, String)> {
+fn uninlined(p: &Pipeline, stmts: &[Statement], f: usize) -> Vec<(Directives, String)> {
     let func = &p.funcs[f];
     let Some(inner) = func.vars.first() else {
         return Vec::new();

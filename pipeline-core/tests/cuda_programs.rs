@@ -158,10 +158,7 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
         let unique = format!("{name}_{k}");
         let text = generate(l, &unique).unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text));
         source += &text;
-        launchers.push(format!(
-            "pipeline_{}_cuda",
-            pipeline_core::codegen::rust::sanitize(&unique)
-        ));
+        launchers.push(pipeline_core::codegen::cuda::launcher_name(l, &unique));
     }
     let _ = writeln!(
         source,

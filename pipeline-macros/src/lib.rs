@@ -13,7 +13,12 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
         let text = std::fs::read_to_string(&at.path);
         at.read(text)
     });
-    let out: TokenStream = pipeline_core::expand_with_cache(input.into(), cache).into();
+    // `pipeline`'s `cuda` feature turns this one on: each pipeline gets
+    // its GPU entry, `NAME::cuda`.
+    let options = pipeline_core::ExpandOptions {
+        cuda: cfg!(feature = "cuda"),
+    };
+    let out: TokenStream = pipeline_core::expand_with_options(input.into(), cache, options).into();
     // The whole expansion, token conversions across the compiler's bridge
     // included: what a build pays for this invocation.
     if std::env::var("PIPELINE_DEBUG")

@@ -38,8 +38,8 @@
 //! - the auto-scheduler ([the automatic
 //!   schedule](scheduling#the-automatic-schedule)) decides from how funcs
 //!   read each other, without measuring: a hand schedule can still beat it;
-//! - `schedule NAME for cuda { ... }` blocks are checked but not compiled: no
-//!   GPU code is generated;
+//! - the GPU versions (`NAME::cuda`) stage no func in shared memory yet and
+//!   copy their images to the device and back at every call;
 //! - vector code is emitted for x86-64 (SSE4.1, AVX2, AVX-512); other targets
 //!   run the scalar version of every loop.
 

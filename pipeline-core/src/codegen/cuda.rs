@@ -19,7 +19,7 @@
 
 mod program;
 
-pub use program::{generate, MAX_THREADS};
+pub use program::{generate, launcher_name, MAX_THREADS};
 
 use super::names;
 use crate::ir::*;
@@ -31,6 +31,28 @@ pub const PRELUDE: &str = include_str!("cuda/prelude.h");
 /// with the system's C++ compiler after [`PRELUDE`] and this, and run its
 /// kernels' blocks and threads one after another.
 pub const EMULATION: &str = include_str!("cuda/emulation.h");
+
+/// nvcc: `NVCC`, then `CUDA_HOME` or `CUDA_PATH` + `/bin/nvcc`, then
+/// `PATH` (`cc` alone reads only `NVCC` and `PATH`). For the build
+/// script's `pipeline_build::cuda()` and the tests.
+pub fn nvcc() -> Option<std::path::PathBuf> {
+    use std::path::Path;
+    if let Some(n) = std::env::var_os("NVCC").filter(|n| !n.is_empty()) {
+        return Some(n.into());
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var).filter(|h| !h.is_empty()) {
+            let n = Path::new(&home).join("bin").join("nvcc");
+            if n.exists() {
+                return Some(n);
+            }
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("nvcc"))
+        .find(|n| n.exists())
+}
 
 /// The C++ type of an element type.
 pub fn c_type(t: Type) -> &'static str {

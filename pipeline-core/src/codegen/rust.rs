@@ -10,10 +10,12 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
+mod cuda_entry;
 mod entry;
 mod vector;
 
-use entry::{entry, Entry};
+pub use cuda_entry::cuda_entry;
+
 use super::kernels::{kernels, KernelLevels, Vectors};
 use super::lanes::{self, AllLanes};
 use super::names;
@@ -23,6 +25,7 @@ use crate::front::check::CheckedPipeline;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
+use entry::{entry, Entry};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
@@ -50,6 +53,8 @@ pub struct Input<'a> {
     /// A `cfg` predicate both generated items are under (a schedule from
     /// the cache is for one `target_arch`), or none.
     pub cfg: Option<TokenStream>,
+    /// More items of the pipeline's module (its CUDA entry).
+    pub extra: TokenStream,
 }
 
 pub(crate) fn rust_type(t: Type) -> TokenStream {
@@ -1151,6 +1156,37 @@ fn each_unguarded_expr<'s>(s: &'s Stmt, f: &mut impl FnMut(&'s Expr)) {
     }
 }
 
+impl<'a> Gen<'a> {
+    /// The generator of pipeline `p` with bounds program `b`.
+    fn new(p: &'a Pipeline, b: &'a BoundsProgram, input_strides: &[Vec<Option<usize>>]) -> Gen<'a> {
+        let mut readable = vec![format_ident!("__s")];
+        for (i, inp) in p.inputs.iter().enumerate() {
+            readable.push(format_ident!("__in{}", i));
+            for d in 0..inp.dims {
+                readable.push(ident(names::input_min(i, d)));
+                readable.push(ident(names::input_extent(i, d)));
+            }
+        }
+        readable.extend((0..p.params.len()).map(|i| ident(names::param(i))));
+        Gen {
+            p,
+            b,
+            readable: std::cell::RefCell::new(readable),
+            origins: Default::default(),
+            folds: Default::default(),
+            open_stages: Default::default(),
+            loop_depth: Default::default(),
+            hoisted: Default::default(),
+            hoisted_scopes: Default::default(),
+            widest_vector: Default::default(),
+            byte_permutes: Default::default(),
+            values: crate::analysis::values::ValueBounds::new(p),
+            f32_reciprocals: Default::default(),
+            input_strides: input_strides.to_vec(),
+        }
+    }
+}
+
 /// Generates the entry function and its module for one pipeline.
 pub fn generate(input: &Input) -> TokenStream {
     let p = input.pipeline;
@@ -1159,31 +1195,7 @@ pub fn generate(input: &Input) -> TokenStream {
     let name = &cp.ident;
     let vis = &cp.vis;
     let attrs = &cp.attrs;
-    let mut readable = vec![format_ident!("__s")];
-    for (i, inp) in p.inputs.iter().enumerate() {
-        readable.push(format_ident!("__in{}", i));
-        for d in 0..inp.dims {
-            readable.push(ident(names::input_min(i, d)));
-            readable.push(ident(names::input_extent(i, d)));
-        }
-    }
-    readable.extend((0..p.params.len()).map(|i| ident(names::param(i))));
-    let g = Gen {
-        p,
-        b,
-        readable: std::cell::RefCell::new(readable),
-        origins: Default::default(),
-        folds: Default::default(),
-        open_stages: Default::default(),
-        loop_depth: Default::default(),
-        hoisted: Default::default(),
-        hoisted_scopes: Default::default(),
-        widest_vector: Default::default(),
-        byte_permutes: Default::default(),
-        values: crate::analysis::values::ValueBounds::new(p),
-        f32_reciprocals: Default::default(),
-        input_strides: input.input_strides.to_vec(),
-    };
+    let g = Gen::new(p, b, input.input_strides);
 
     let Entry {
         params,
@@ -1266,6 +1278,7 @@ pub fn generate(input: &Input) -> TokenStream {
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
     let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
+    let extra = &input.extra;
     quote! {
         #cfg
         #(#attrs)*
@@ -1308,6 +1321,8 @@ pub fn generate(input: &Input) -> TokenStream {
                 #(#bounds_body)*
                 __s
             }
+
+            #extra
         }
     }
 }

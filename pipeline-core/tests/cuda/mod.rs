@@ -45,31 +45,11 @@ pub fn cxx_compile(source: &str, dir: &Path) -> PathBuf {
     bin
 }
 
-/// nvcc, where the search finds one: `NVCC`, then
-/// `CUDA_HOME`/`CUDA_PATH` + `/bin/nvcc`, then `PATH`.
-pub fn nvcc() -> Option<PathBuf> {
-    if let Some(n) = std::env::var_os("NVCC") {
-        return Some(n.into());
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            let n = Path::new(&home).join("bin/nvcc");
-            if n.exists() {
-                return Some(n);
-            }
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("nvcc"))
-        .find(|n| n.exists())
-}
-
 /// Compiles `source` with nvcc for sm_80, as the kernels will be (no
 /// contraction into FMA, IEEE division and square root); only compiles:
 /// nothing here can run it. Without nvcc it says so and returns.
 pub fn nvcc_compile(source: &str, dir: &Path, what: &str) {
-    let Some(nvcc) = nvcc() else {
+    let Some(nvcc) = pipeline_core::codegen::cuda::nvcc() else {
         eprintln!("nvcc not found (NVCC, CUDA_HOME, CUDA_PATH, PATH): the device compile of the {what} is skipped");
         return;
     };

@@ -40,12 +40,26 @@ pub const MAX_THREADS: i128 = 1024;
 /// How many host loops may enclose a kernel.
 const MAX_HOST_LOOPS: usize = 8;
 
-/// The CUDA C++ of pipeline `l`, its launcher named
-/// `pipeline_{name}_cuda`; `Err` says what the emitter cannot do yet.
+/// The C name of pipeline `name`'s launcher under lowering `l`:
+/// `pipeline_{name}_{hash}_cuda`, the hash of the GPU program (its lowered
+/// loop nest), so that the same name in two modules, or two versions of
+/// one pipeline, never share a symbol. The macro's `NAME::cuda` and
+/// `pipeline_build::cuda` agree on it.
+pub fn launcher_name(l: &Lowered, name: &str) -> String {
+    format!("pipeline_{}_cuda", unique(l, name))
+}
+
+fn unique(l: &Lowered, name: &str) -> String {
+    let hash = crate::schedule::cache::fnv1a(l.text.as_bytes());
+    format!("{}_{hash:016x}", names::sanitize(name))
+}
+
+/// The CUDA C++ of pipeline `l`, its launcher named by [`launcher_name`];
+/// `Err` says what the emitter cannot do yet.
 pub fn generate(l: &Lowered, name: &str) -> Result<String, String> {
     let mut g = Program {
         l,
-        name: names::sanitize(name),
+        name: unique(l, name),
         kernels: String::new(),
         host: String::new(),
         count: 0,
@@ -574,6 +588,13 @@ impl Program<'_> {
                 let _ = writeln!(code, "{pad}{open}");
                 self.nest(body, nest, code, depth + 1)?;
                 let _ = writeln!(code, "{pad}}}");
+            }
+            Stmt::Allocate { func, .. } => {
+                return Err(format!(
+                    "`{}` is computed inside the blocks of `{}`, outside its threads: a func shared by a block's threads needs shared memory, which the GPU path does not stage yet; compute it at root, or at a loop inside the threads",
+                    self.p().funcs[*func].name,
+                    nest.func_name
+                ))
             }
             _ => {
                 return Err(format!(

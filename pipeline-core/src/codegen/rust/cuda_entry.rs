@@ -1,0 +1,176 @@
+//! `NAME::cuda`: a pipeline's entry on an NVIDIA GPU. It checks its
+//! arguments as the CPU entry does, runs the GPU lowering's bounds program,
+//! and calls the `extern "C"` launcher that `pipeline_build::cuda()`
+//! compiled into the crate (`codegen::cuda`), which copies the views'
+//! spans to the device and the outputs' back.
+//!
+//! The launcher exists only where the crate's build script compiled it
+//! (it then sets `cfg(pipeline_cuda)`); elsewhere, or where the GPU
+//! lowering or the emitter cannot do the pipeline yet, the entry returns
+//! `Error::CudaUnavailable` saying why.
+
+use super::*;
+use crate::Lowered;
+
+/// What the CUDA entry of a pipeline is made from: the GPU lowering and
+/// the launcher's name, or why there is none.
+pub type Gpu<'a> = Result<(&'a Lowered, &'a str), &'a str>;
+
+/// The items `NAME::cuda` (and its bounds program) adds to the pipeline's
+/// module.
+pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
+    let name = cp.ident.to_string();
+    let doc = format!(
+        "Runs [`{name}`](fn@super::{name}) on an NVIDIA GPU: the same arguments, checks and results, \
+         computed under the pipeline's GPU schedule (its `schedule {name} for cuda` block, else one \
+         kernel per computed func). Needs the crate built with `pipeline`'s `cuda` feature and \
+         `pipeline_build::cuda().compile()` in its build script; without them, or without a \
+         usable device, it returns `Error::CudaUnavailable`."
+    );
+    let (l, symbol) = match gpu {
+        Ok(x) => x,
+        Err(reason) => {
+            let reason = format!("pipeline `{name}` has no GPU version: {reason}");
+            return unavailable(
+                cp,
+                &doc,
+                quote!(::core::result::Result::Err(
+                    ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
+                )),
+            );
+        }
+    };
+    let g = Gen::new(&l.pipeline, &l.bounds, &l.input_strides);
+    let Entry {
+        params,
+        prologue,
+        bounds_params,
+        bounds_args,
+        empty_checks,
+        nsyms,
+        bounds_body,
+        checks,
+        ..
+    } = entry(&g, cp, &l.input_strides);
+    let p = &l.pipeline;
+    let launcher = format_ident!("{}", symbol);
+    let label = &name;
+    // Each image as the launcher reads it: its origin's element, then
+    // (min, extent, stride) per dimension.
+    let mut in_ptrs = Vec::new();
+    let mut in_dims = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let v = format_ident!("__in{}", i);
+        in_ptrs.push(quote!(#v.__origin_ptr() as *const u8));
+        for d in 0..inp.dims {
+            let d = Literal::usize_unsuffixed(d);
+            in_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+        }
+    }
+    let param_ptrs: Vec<TokenStream> = (0..p.params.len())
+        .map(|i| {
+            let v = ident(names::param(i));
+            quote!(&#v as *const _ as *const u8)
+        })
+        .collect();
+    let mut out_ptrs = Vec::new();
+    let mut out_dims = Vec::new();
+    for (k, &f) in p.outputs.iter().enumerate() {
+        let v = format_ident!("__out{}", k);
+        out_ptrs.push(quote!(#v.__origin_ptr_mut() as *mut u8));
+        for d in 0..p.funcs[f].dims() {
+            let d = Literal::usize_unsuffixed(d);
+            out_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+        }
+    }
+    // The GPU lowering's bounds program (its symbols differ from the CPU
+    // lowering's where the schedules inline differently), inside the
+    // entry: a `cfg` on an item of its own would warn in every crate
+    // that does not declare `pipeline_cuda`.
+    let body = quote! {
+        fn __cuda_bounds(#(#bounds_params),*) -> [i64; #nsyms] {
+            let mut __s = [0i64; #nsyms];
+            #(#bounds_body)*
+            __s
+        }
+        #(#prologue)*
+        if true #(&& #empty_checks)* {
+            return ::core::result::Result::Ok(());
+        }
+        let __s: [i64; #nsyms] = __cuda_bounds(#(#bounds_args),*);
+        #(#checks)*
+        extern "C" {
+            fn #launcher(
+                syms: *const i64,
+                inputs: *const *const u8,
+                input_dims: *const i64,
+                params: *const *const u8,
+                outputs: *const *mut u8,
+                output_dims: *const i64,
+            ) -> i32;
+        }
+        // One more element each, so that no array is empty.
+        let __inputs = [#(#in_ptrs,)* ::core::ptr::null::<u8>()];
+        let __input_dims = [#(#in_dims,)* 0i64];
+        let __params = [#(#param_ptrs,)* ::core::ptr::null::<u8>()];
+        let mut __outputs = [#(#out_ptrs,)* ::core::ptr::null_mut::<u8>()];
+        let __output_dims = [#(#out_dims,)* 0i64];
+        // SAFETY: every pointer is a view's origin (or a parameter's
+        // value) and the launcher reads and writes only the views' spans
+        // by their strides, which the checks above and the views' own
+        // invariants keep inside their memory; `__s` is the bounds program
+        // of the GPU lowering the launcher was generated from.
+        let __rc = unsafe {
+            #launcher(
+                __s.as_ptr(),
+                __inputs.as_ptr(),
+                __input_dims.as_ptr(),
+                __params.as_ptr(),
+                __outputs.as_mut_ptr() as *const *mut u8,
+                __output_dims.as_ptr(),
+            )
+        };
+        ::pipeline::rt::cuda_result(#label, __rc)
+    };
+    let reason = format!(
+        "pipeline `{name}` was built without its GPU version: enable `pipeline`'s `cuda` feature and call `pipeline_build::cuda().compile()` in the crate's build script, on a machine with nvcc (its warning says why it did not compile)"
+    );
+    let fallback = quote!(::core::result::Result::Err(
+        ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
+    ));
+    quote! {
+        #[doc = #doc]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
+        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            #[cfg(pipeline_cuda)]
+            {
+                #body
+            }
+            #[cfg(not(pipeline_cuda))]
+            {
+                #fallback
+            }
+        }
+
+    }
+}
+
+/// `NAME::cuda` that returns `result` whatever it is given.
+fn unavailable(cp: &CheckedPipeline, doc: &str, result: TokenStream) -> TokenStream {
+    let b = crate::analysis::bounds::infer(&cp.pipeline);
+    let strides: Vec<Vec<Option<usize>>> = cp
+        .pipeline
+        .inputs
+        .iter()
+        .map(|i| vec![None; i.dims])
+        .collect();
+    let g = Gen::new(&cp.pipeline, &b, &strides);
+    let params = entry(&g, cp, &strides).params;
+    quote! {
+        #[doc = #doc]
+        #[allow(unused_variables, non_snake_case, clippy::all)]
+        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            #result
+        }
+    }
+}

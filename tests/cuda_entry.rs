@@ -1,0 +1,38 @@
+//! `NAME::cuda` (the `cuda` feature) in a crate whose build script did not
+//! compile the GPU versions, as this one: every call returns
+//! `Error::CudaUnavailable` saying what to do, and writes nothing.
+
+#![cfg(feature = "cuda")]
+
+use pipeline::{pipeline, Buffer, Error};
+
+pipeline! {
+    fn blur(input: Image<u16, 2>, k: u16) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        bx(x, y) = c(x - 1, y) / 3 + c(x, y) / 3 + c(x + 1, y) / 3;
+        out(x, y) = (bx(x, y - 1) / 3 + bx(x, y) / 3 + bx(x, y + 1) / 3) * k;
+        out
+    }
+    schedule blur for cuda {
+        bx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+}
+
+#[test]
+fn without_the_build_script_the_gpu_entry_is_unavailable_and_writes_nothing() {
+    let input = Buffer::<u16, 2>::from_fn([9, 7], |[x, y]| (x * 10 + y) as u16);
+    let mut out = Buffer::<u16, 2>::from_fn([9, 7], |_| 7);
+    match blur::cuda(&input, 2, &mut out) {
+        Err(Error::CudaUnavailable { reason }) => {
+            assert!(
+                reason.contains("pipeline_build::cuda().compile()"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.as_slice().iter().all(|&v| v == 7));
+    // The CPU entry is unchanged.
+    blur(&input, 2, &mut out).unwrap();
+}
