@@ -378,7 +378,10 @@ fn arguments(stream: TokenStream) -> Vec<String> {
                 out.push(std::mem::take(&mut current));
             }
             _ => {
-                if !current.is_empty() && !matches!(&t, TokenTree::Punct(_)) {
+                // `gauss[1]`, `-1`: no space before an index or a punct.
+                let tight = matches!(&t, TokenTree::Punct(_))
+                    || matches!(&t, TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket);
+                if !current.is_empty() && !tight {
                     current.push(' ');
                 }
                 current += &t.to_string();
