@@ -29,7 +29,10 @@ pub const PRELUDE: &str = include_str!("cuda/prelude.h");
 
 /// What nvcc provides, for host C++: the tests compile a generated `.cu`
 /// with the system's C++ compiler after [`PRELUDE`] and this, and run its
-/// kernels' blocks and threads one after another.
+/// kernels' blocks and threads one after another. For nvcc and the host
+/// alike it also holds the launch macro and the device memory pool
+/// (`pl::device_alloc`: blocks kept across calls, as Halide's runtime
+/// keeps them).
 pub const EMULATION: &str = include_str!("cuda/emulation.h");
 
 /// nvcc: `NVCC`, then `CUDA_HOME` or `CUDA_PATH` + `/bin/nvcc`, then

@@ -1,7 +1,8 @@
 // What nvcc provides, for host C++ (the tests' emulation of the generated
 // `.cu` without a GPU): blocks and threads run one after another, each
 // thread to its end (the kernels have no barriers yet), device memory is
-// host memory, copies are memcpy.
+// host memory, copies are memcpy. Then, for nvcc and the host alike, the
+// launch macro and the pool of device memory.
 #ifndef __CUDACC__
 #include <stdlib.h>
 #define __global__
@@ -50,3 +51,55 @@ static cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 #define PL_TRAP() __trap()
 #define PL_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
 #endif
+
+// Device memory pooled across launches, as Halide's runtime does:
+// cudaMalloc and cudaFree synchronize the device and cost more than a
+// small kernel. A released block is kept for the next request it fits (at
+// most twice its size); past 1 GiB of kept blocks, released ones are
+// freed. Host code only; any thread may launch.
+#include <mutex>
+#include <vector>
+namespace pl {
+struct PoolBlock {
+    void* ptr;
+    size_t bytes;
+    bool used;
+};
+static std::mutex pool_lock;
+static std::vector<PoolBlock> pool;
+static size_t pool_kept = 0;
+static cudaError_t device_alloc(void** p, size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    {
+        std::lock_guard<std::mutex> g(pool_lock);
+        PoolBlock* best = 0;
+        for (auto& b : pool)
+            if (!b.used && b.bytes >= bytes && b.bytes / 2 <= bytes && (!best || b.bytes < best->bytes)) best = &b;
+        if (best) {
+            best->used = true;
+            pool_kept -= best->bytes;
+            *p = best->ptr;
+            return cudaSuccess;
+        }
+    }
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) return e;
+    std::lock_guard<std::mutex> g(pool_lock);
+    pool.push_back(PoolBlock{*p, bytes, true});
+    return cudaSuccess;
+}
+static void device_release(void* p) {
+    std::lock_guard<std::mutex> g(pool_lock);
+    for (size_t i = 0; i < pool.size(); i++) {
+        if (pool[i].ptr != p) continue;
+        if (pool_kept + pool[i].bytes > ((size_t)1 << 30)) {
+            cudaFree(p);
+            pool.erase(pool.begin() + i);
+        } else {
+            pool[i].used = false;
+            pool_kept += pool[i].bytes;
+        }
+        return;
+    }
+}
+} // namespace pl

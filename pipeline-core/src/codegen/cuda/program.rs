@@ -3,7 +3,8 @@
 //! the kernels in order and copies the outputs back.
 //!
 //! The lowered statements split at the GPU loops. Host code runs the
-//! statements above them: allocations (`cudaMalloc` of the region bounds
+//! statements above them: allocations (device memory, pooled across calls
+//! by `pl::device_alloc`, of the region bounds
 //! inference gives, dense), bounds symbols, and loops or conditions around
 //! kernels. Each nest of GPU loops (`gpu_tile`'s blocks and threads) is a
 //! kernel: its block loops are the grid, sized on the host from their
@@ -238,7 +239,7 @@ impl Program<'_> {
         let n = self.n_global().max(1);
         let _ = writeln!(
             h,
-            "  const int64_t* __s = syms;\n  {{ void* d = 0; if ((err = cudaMalloc(&d, {n} * 8)) != cudaSuccess) goto done; owned[n_owned++] = d; if ((err = cudaMemcpy(d, syms, {} * 8, cudaMemcpyHostToDevice)) != cudaSuccess) goto done; env.s = (const int64_t*)d; }}",
+            "  const int64_t* __s = syms;\n  {{ void* d = 0; if ((err = pl::device_alloc(&d, {n} * 8)) != cudaSuccess) goto done; owned[n_owned++] = d; if ((err = cudaMemcpy(d, syms, {} * 8, cudaMemcpyHostToDevice)) != cudaSuccess) goto done; env.s = (const int64_t*)d; }}",
             self.n_global()
         );
         // Inputs: the span of each, copied as it lies (strides kept).
@@ -261,7 +262,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "    void* d = 0; if ((err = cudaMalloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n    if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n    env.in{i} = (const {ty}*)d;\n  }}"
+                "    void* d = 0; if ((err = pl::device_alloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n    if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n    env.in{i} = (const {ty}*)d;\n  }}"
             );
             dim += input.dims;
         }
@@ -308,7 +309,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "  {{ void* d = 0; if ((err = cudaMalloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
+                "  {{ void* d = 0; if ((err = pl::device_alloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
             );
             if writes_output_directly(&p, f) {
                 let _ = writeln!(h, "  env.f{f} = __out{k};");
@@ -333,7 +334,7 @@ impl Program<'_> {
                 "  if ((err = cudaMemcpy(outputs[{k}], __out{k}, __out{k}_span * sizeof({ty}), cudaMemcpyDeviceToHost)) != cudaSuccess) goto done;"
             );
         }
-        h += "  }\ndone:\n  for (int i = 0; i < n_owned; i++) cudaFree(owned[i]);\n  return (int)err;\n}\n";
+        h += "  }\ndone:\n  while (n_owned > 0) pl::device_release(owned[--n_owned]);\n  return (int)err;\n}\n";
         self.host = h;
         Ok(())
     }
@@ -369,9 +370,15 @@ impl Program<'_> {
                 }
                 let _ = writeln!(
                     h,
-                    "{pad}  void* d = 0; if ((err = cudaMalloc(&d, n * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; env.f{f} = ({ty}*)d;\n{pad}}}"
+                    "{pad}  void* d = 0; if ((err = pl::device_alloc(&d, n * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; env.f{f} = ({ty}*)d;\n{pad}}}"
                 );
                 self.host_stmt(body, h, depth)?;
+                // Released where its scope ends (it may be inside a host
+                // loop): allocations nest, so it is the last one owned.
+                let _ = writeln!(
+                    h,
+                    "{pad}pl::device_release(owned[--n_owned]); env.f{f} = 0;"
+                );
             }
             Stmt::LetSym { sym, value, body } => {
                 let v = self.exprs(None).expr(value);
