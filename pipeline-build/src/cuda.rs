@@ -216,7 +216,7 @@ impl Cuda {
                 match gpu {
                     Ok((lowered, symbol)) => {
                         if seen_symbols.insert(symbol) {
-                            text += &generate(&lowered, &name)?;
+                            text += &generate(&lowered, &name).map_err(|e| e.message)?;
                             names.push(name);
                         }
                     }

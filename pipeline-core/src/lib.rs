@@ -375,13 +375,14 @@ fn expand_here(
         // with the `cuda` feature or without.
         let mut extra = TokenStream::new();
         if options.cuda || gpu_block.is_some() {
-            let gpu = gpu_lowered(c, *gpu_block).and_then(|l| {
-                let symbol = codegen::cuda::launcher_name(&l, &c.ident.to_string());
-                codegen::cuda::generate(&l, &c.ident.to_string())?;
-                Ok((l, symbol))
-            });
+            let gpu = gpu_program(c, *gpu_block);
             match (&gpu, gpu_block) {
-                (Err(e), Some(block)) => {
+                // At the directive at fault where there is one.
+                (Err((e, Some(tokens))), Some(_)) => {
+                    out.extend(syn::Error::new_spanned(tokens, e).to_compile_error());
+                    continue;
+                }
+                (Err((e, None)), Some(block)) => {
                     out.extend(syn::Error::new_spanned(&block.name, e).to_compile_error());
                     continue;
                 }
@@ -389,7 +390,7 @@ fn expand_here(
                 (Ok((l, symbol)), _) => {
                     extra = codegen::rust::cuda_entry(c, Ok((l, symbol.as_str())));
                 }
-                (Err(e), None) => extra = codegen::rust::cuda_entry(c, Err(e.as_str())),
+                (Err((e, _)), None) => extra = codegen::rust::cuda_entry(c, Err(e.as_str())),
             }
         }
         let consults = !override_auto && consults_cache(block.as_ref());
@@ -764,10 +765,7 @@ pub fn cuda_programs_from_source(source: &str) -> Result<Vec<(String, GpuProgram
                 .schedules
                 .iter()
                 .find(|s| s.name == item.sig.ident && s.target.is_some());
-            let l = gpu_lowered(&checked, block)?;
-            codegen::cuda::generate(&l, &name)?;
-            let symbol = codegen::cuda::launcher_name(&l, &name);
-            Ok((l, symbol))
+            gpu_program(&checked, block).map_err(|(e, _)| e)
         });
         out.push((name, gpu));
     }
@@ -782,11 +780,44 @@ fn gpu_lowered(
     checked: &CheckedPipeline,
     block: Option<&front::parse::ScheduleItem>,
 ) -> Result<Lowered, String> {
+    gpu_schedule(checked, block)
+        .and_then(|sched| lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message))
+}
+
+fn gpu_schedule(
+    checked: &CheckedPipeline,
+    block: Option<&front::parse::ScheduleItem>,
+) -> Result<schedule::Schedule, String> {
     let mut sched = schedule::Schedule::gpu_default(&checked.pipeline);
     if let Some(s) = block {
         front::schedule::check_schedule(s, checked, &mut sched).map_err(|e| e.to_string())?;
     }
-    lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message)
+    Ok(sched)
+}
+
+/// A checked pipeline's GPU lowering, with its launcher's name, as the CUDA
+/// emitter takes it; or why not, with the tokens of the directive at
+/// fault where one is.
+fn gpu_program(
+    checked: &CheckedPipeline,
+    block: Option<&front::parse::ScheduleItem>,
+) -> Result<(Lowered, String), (String, Option<TokenStream>)> {
+    let sched = gpu_schedule(checked, block).map_err(|e| (e, None))?;
+    let l =
+        lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| (e.message, e.tokens))?;
+    let name = checked.ident.to_string();
+    if let Err(u) = codegen::cuda::generate(&l, &name) {
+        let tokens = u.func.and_then(|f| {
+            let fs = &sched.funcs[f];
+            match u.placement {
+                true => fs.compute_tokens.clone(),
+                false => fs.gpu_tokens.clone(),
+            }
+        });
+        return Err((u.message, tokens));
+    }
+    let symbol = codegen::cuda::launcher_name(&l, &name);
+    Ok((l, symbol))
 }
 
 /// The invocation's tokens, pipeline `name` checked, and what its CPU

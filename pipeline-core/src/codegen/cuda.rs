@@ -19,7 +19,7 @@
 
 mod program;
 
-pub use program::{generate, launcher_name, MAX_THREADS};
+pub use program::{generate, launcher_name, Unsupported, MAX_THREADS};
 
 use super::names;
 use crate::ir::*;

@@ -622,6 +622,7 @@ fn apply(
             legal.check_kind(stage, &args[0], LoopKind::Parallel, m)?;
             legal.check_kind(stage, &args[1], LoopKind::Parallel, m)?;
             apply(fs, p, f, k, "tile", args, m)?;
+            fs.gpu_tokens = Some(directive(m));
             let stage = fs.stage_mut(k);
             gpu_kinds(stage, &[&args[4], &args[5]], LoopKind::GpuThread, m)?;
             gpu_kinds(stage, &[&args[2], &args[3]], LoopKind::GpuBlock, m)
@@ -636,7 +637,9 @@ fn apply(
                 LoopKind::GpuThread
             };
             let vars: Vec<&String> = args.iter().collect();
-            gpu_kinds(stage, &vars, kind, m)
+            gpu_kinds(stage, &vars, kind, m)?;
+            fs.gpu_tokens = Some(directive(m));
+            Ok(())
         }
         "reorder" => {
             let vars: Vec<&String> = args.iter().collect();

@@ -218,6 +218,9 @@ pub struct FuncSchedule {
     pub compute_tokens: Option<proc_macro2::TokenStream>,
     /// The tokens of its `store_at` directive.
     pub store_tokens: Option<proc_macro2::TokenStream>,
+    /// The tokens of its last GPU directive (`gpu_tile`, `gpu_blocks`,
+    /// `gpu_threads`), for errors found in CUDA emission.
+    pub gpu_tokens: Option<proc_macro2::TokenStream>,
     /// `bound(var, min, extent)`: per dimension, the region it is computed
     /// over, whatever its consumers need (a call needing more is an error).
     pub bounds: Vec<(usize, i64, i64)>,
@@ -280,6 +283,7 @@ impl Schedule {
                         store: None,
                         compute_tokens: None,
                         store_tokens: None,
+                        gpu_tokens: None,
                         bounds: Vec::new(),
                     }
                 })

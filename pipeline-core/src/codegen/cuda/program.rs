@@ -35,6 +35,59 @@ use crate::schedule::LoopKind;
 use crate::Lowered;
 use std::fmt::Write;
 
+/// What the CUDA emitter cannot do with a pipeline, and the func whose
+/// directive is at fault, if one is: its GPU loops (`gpu_tile`, ...), or
+/// with `placement` where it is computed (`compute_at`).
+#[derive(Clone, Debug)]
+pub struct Unsupported {
+    /// What is wrong and what to do.
+    pub message: String,
+    /// The func at fault.
+    pub func: Option<FuncId>,
+    /// Whether its placement, rather than its GPU loops, is at fault.
+    pub placement: bool,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Unsupported {
+    fn from(message: String) -> Self {
+        Unsupported {
+            message,
+            func: None,
+            placement: false,
+        }
+    }
+}
+
+impl From<&str> for Unsupported {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
+
+/// An error of func `f`'s GPU loops.
+fn of_loops(f: impl Into<Option<FuncId>>, message: String) -> Unsupported {
+    Unsupported {
+        message,
+        func: f.into(),
+        placement: false,
+    }
+}
+
+/// An error of where func `f` is computed.
+fn placed(f: FuncId, message: String) -> Unsupported {
+    Unsupported {
+        message,
+        func: Some(f),
+        placement: true,
+    }
+}
+
 /// The most threads a CUDA block may have.
 pub const MAX_THREADS: i128 = 1024;
 
@@ -57,7 +110,7 @@ fn unique(l: &Lowered, name: &str) -> String {
 
 /// The CUDA C++ of pipeline `l`, its launcher named by [`launcher_name`];
 /// `Err` says what the emitter cannot do yet.
-pub fn generate(l: &Lowered, name: &str) -> Result<String, String> {
+pub fn generate(l: &Lowered, name: &str) -> Result<String, Unsupported> {
     let mut g = Program {
         l,
         name: unique(l, name),
@@ -104,6 +157,7 @@ fn buffer_type(t: Type) -> &'static str {
 struct Nest {
     /// The func whose loops they are (for messages).
     func_name: String,
+    func: Option<FuncId>,
     /// The block loops' bounds (host expressions), outermost first.
     grid: Vec<(String, String)>,
     /// The thread loops' names and widths, outermost first.
@@ -219,7 +273,7 @@ impl Program<'_> {
     }
 
     /// The launcher's body from the lowered statements.
-    fn launcher(&mut self) -> Result<(), String> {
+    fn launcher(&mut self) -> Result<(), Unsupported> {
         let p = self.p().clone();
         let mut h = String::new();
         let _ = writeln!(
@@ -340,7 +394,7 @@ impl Program<'_> {
     }
 
     /// Host code for `s`, at `depth` of indentation.
-    fn host_stmt(&mut self, s: &Stmt, h: &mut String, depth: usize) -> Result<(), String> {
+    fn host_stmt(&mut self, s: &Stmt, h: &mut String, depth: usize) -> Result<(), Unsupported> {
         let pad = "  ".repeat(depth);
         match s {
             Stmt::Block(stmts) => {
@@ -405,9 +459,9 @@ impl Program<'_> {
                 ..
             } if !kind.is_gpu() && has_gpu_loop(body) => {
                 if self.host_loops.len() == MAX_HOST_LOOPS {
-                    return Err(format!(
+                    return Err(Unsupported::from(format!(
                         "more than {MAX_HOST_LOOPS} host loops around a kernel"
-                    ));
+                    )));
                 }
                 let e = self.exprs(None);
                 let v = names::loop_var(var);
@@ -446,7 +500,7 @@ impl Program<'_> {
     }
 
     /// The kernel of the nest of GPU loops `s`, and its launch.
-    fn gpu_kernel(&mut self, s: &Stmt, h: &mut String, pad: &str) -> Result<(), String> {
+    fn gpu_kernel(&mut self, s: &Stmt, h: &mut String, pad: &str) -> Result<(), Unsupported> {
         let k = self.count;
         self.count += 1;
         let mut nest = Nest::default();
@@ -454,17 +508,20 @@ impl Program<'_> {
         self.nest(s, &mut nest, &mut code, 1)?;
         let threads_total: i128 = nest.block.iter().map(|b| b.1).product();
         if threads_total > MAX_THREADS {
-            return Err(format!(
+            return Err(of_loops(nest.func, format!(
                 "a kernel of `{}` has {threads_total} threads a block; a CUDA block has at most {MAX_THREADS}",
                 nest.func_name
-            ));
+            )));
         }
         // Axes: the innermost loop of each kind is x.
         let axis = |j: usize, n: usize| ["x", "y", "z"][n - 1 - j];
         if nest.grid.len() > 3 || nest.block.len() > 3 {
-            return Err(format!(
-                "a kernel of `{}` has more than three block or thread dimensions",
-                nest.func_name
+            return Err(of_loops(
+                nest.func,
+                format!(
+                    "a kernel of `{}` has more than three block or thread dimensions",
+                    nest.func_name
+                ),
             ));
         }
         let (nb, nt) = (nest.grid.len(), nest.block.len());
@@ -526,7 +583,7 @@ impl Program<'_> {
         nest: &mut Nest,
         code: &mut String,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unsupported> {
         if !has_gpu_loop(s) {
             return self.device_stmt(s, code, depth);
         }
@@ -540,7 +597,8 @@ impl Program<'_> {
                 body,
                 ..
             } => {
-                if nest.func_name.is_empty() {
+                if nest.func.is_none() {
+                    nest.func = Some(var.func);
                     nest.func_name = self.p().funcs[var.func].name.clone();
                 }
                 let e = self.exprs(None);
@@ -551,10 +609,10 @@ impl Program<'_> {
                         let bound = &nest.bound;
                         let inner = |x: &Expr| x.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if bound.contains(l)));
                         if inner(min) || inner(max) {
-                            return Err(format!(
+                            return Err(of_loops(var.func, format!(
                                 "the blocks of loop `{}` of `{}` depend on a loop of the kernel: make the outer loops of its tiles the blocks",
                                 var.name, nest.func_name
-                            ));
+                            )));
                         }
                         let j = nest.grid.len();
                         nest.grid.push((lo.clone(), hi.clone()));
@@ -568,10 +626,10 @@ impl Program<'_> {
                             (Some((_, w, _)), ..) => w as i128,
                             (None, Some(a), Some(b)) => b - a + 1,
                             _ => {
-                                return Err(format!(
+                                return Err(of_loops(var.func, format!(
                                     "the threads of loop `{}` of `{}` have no constant extent: split it (`gpu_tile`) and put the inner loop on threads",
                                     var.name, nest.func_name
-                                ))
+                                )))
                             }
                         };
                         let j = nest.block.len();
@@ -597,17 +655,17 @@ impl Program<'_> {
                 let _ = writeln!(code, "{pad}}}");
             }
             Stmt::Allocate { func, .. } => {
-                return Err(format!(
+                return Err(placed(*func, format!(
                     "`{}` is computed inside the blocks of `{}`, outside its threads: a func shared by a block's threads needs shared memory, which the GPU path does not stage yet; compute it at root, or at a loop inside the threads",
                     self.p().funcs[*func].name,
                     nest.func_name
-                ))
+                )))
             }
             _ => {
-                return Err(format!(
+                return Err(of_loops(nest.func, format!(
                     "several GPU loop nests under one loop of `{}`: put each func's blocks and threads outermost",
                     nest.func_name
-                ))
+                )))
             }
         }
         Ok(())
@@ -674,7 +732,7 @@ impl Program<'_> {
     }
 
     /// Device code for `s` inside a kernel.
-    fn device_stmt(&mut self, s: &Stmt, out: &mut String, depth: usize) -> Result<(), String> {
+    fn device_stmt(&mut self, s: &Stmt, out: &mut String, depth: usize) -> Result<(), Unsupported> {
         let pad = "  ".repeat(depth);
         match s {
             Stmt::Block(stmts) => {
