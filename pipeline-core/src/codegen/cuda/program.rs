@@ -166,6 +166,11 @@ struct Nest {
     bound: Vec<LoopVar>,
 }
 
+/// `text`'s lines, each after `pad`.
+fn indent(text: &str, pad: &str) -> String {
+    text.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
 fn has_gpu_loop(s: &Stmt) -> bool {
     matches!(s, Stmt::For { kind, .. } if kind.is_gpu())
         || s.children().into_iter().any(has_gpu_loop)
@@ -410,18 +415,14 @@ impl Program<'_> {
             } => {
                 let f = *func;
                 let ty = buffer_type(self.p().funcs[f].ty);
-                self.folds[f] = fold.clone();
-                let e = self.exprs(None);
                 let _ = writeln!(h, "{pad}{{ int64_t n = 1;");
-                // Dense, dimension 0 fastest; a folded dimension from 0.
-                for (d, (lo, hi)) in region.iter().enumerate() {
-                    let _ = writeln!(
-                        h,
-                        "{pad}  const int64_t lo{d} = {}, hi{d} = {}; env.f{f}_min[{d}] = lo{d}; env.f{f}_stride[{d}] = n; n *= hi{d} >= lo{d} ? hi{d} - lo{d} + 1 : 0;",
-                        e.expr(lo),
-                        e.expr(hi)
-                    );
-                }
+                let layout = self.layout(f, region, fold, "n", |d| {
+                    (
+                        format!("env.f{f}_min[{d}]"),
+                        format!("env.f{f}_stride[{d}]"),
+                    )
+                });
+                let _ = write!(h, "{}", indent(&layout, &format!("{pad}  ")));
                 let _ = writeln!(
                     h,
                     "{pad}  void* d = 0; if ((err = pl::device_alloc(&d, n * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; env.f{f} = ({ty}*)d;\n{pad}}}"
@@ -731,6 +732,33 @@ impl Program<'_> {
         })
     }
 
+    /// Func `f`'s buffer over `region`, dense with dimension 0 fastest (a
+    /// folded dimension from 0): per dimension, its first coordinate and
+    /// its stride assigned to what `names(d)` gives (a field, or a
+    /// declaration), and the element count multiplied into `count`.
+    fn layout(
+        &mut self,
+        f: FuncId,
+        region: &[(Expr, Expr)],
+        fold: &[Option<i64>],
+        count: &str,
+        names: impl Fn(usize) -> (String, String),
+    ) -> String {
+        self.folds[f] = fold.to_vec();
+        let e = self.exprs(None);
+        let mut out = String::new();
+        for (d, (lo, hi)) in region.iter().enumerate() {
+            let (min, stride) = names(d);
+            let _ = writeln!(
+                out,
+                "const int64_t __lo{f}_{d} = {}, __hi{f}_{d} = {}; {min} = __lo{f}_{d}; {stride} = {count}; {count} *= __hi{f}_{d} >= __lo{f}_{d} ? __hi{f}_{d} - __lo{f}_{d} + 1 : 0;",
+                e.expr(lo),
+                e.expr(hi)
+            );
+        }
+        out
+    }
+
     /// Device code for `s` inside a kernel.
     fn device_stmt(&mut self, s: &Stmt, out: &mut String, depth: usize) -> Result<(), Unsupported> {
         let pad = "  ".repeat(depth);
@@ -795,17 +823,14 @@ impl Program<'_> {
             } => {
                 let f = *func;
                 let ty = buffer_type(self.p().funcs[f].ty);
-                self.folds[f] = fold.clone();
-                let e = self.exprs(None);
                 let _ = writeln!(out, "{pad}{{ int64_t __n{f} = 1;");
-                for (d, (lo, hi)) in region.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "{pad}  const int64_t __f{f}_min{d} = {}; const int64_t __f{f}_stride{d} = __n{f}; {{ const int64_t hi = {}; __n{f} *= hi >= __f{f}_min{d} ? hi - __f{f}_min{d} + 1 : 0; }}",
-                        e.expr(lo),
-                        e.expr(hi)
-                    );
-                }
+                let layout = self.layout(f, region, fold, &format!("__n{f}"), |d| {
+                    (
+                        format!("const int64_t __f{f}_min{d}"),
+                        format!("const int64_t __f{f}_stride{d}"),
+                    )
+                });
+                let _ = write!(out, "{}", indent(&layout, &format!("{pad}  ")));
                 // Out of device heap, the kernel stops (the launch
                 // fails): never a result computed from a missing buffer.
                 let _ = writeln!(
