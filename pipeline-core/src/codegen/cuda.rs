@@ -210,12 +210,7 @@ impl Exprs<'_> {
                 min,
                 extent,
             } => {
-                let helper = match mode {
-                    BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => "clamp_coord",
-                    BoundaryMode::Mirror => "mirror_coord",
-                    BoundaryMode::MirrorInterior => "mirror_interior_coord",
-                    BoundaryMode::Wrap => "wrap_coord",
-                };
+                let helper = names::boundary_map(*mode);
                 format!(
                     "pl::{helper}({}, {}, {})",
                     sub(coord),

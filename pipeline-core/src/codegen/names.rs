@@ -3,7 +3,7 @@
 //! found in the other): a definition's coordinates, loop variables, `let`
 //! values.
 
-use crate::ir::{Coord, LoopVar};
+use crate::ir::{BoundaryMode, Coord, LoopVar};
 
 /// A definition's coordinate inside a stage: `__x{func}_{dim}`, or
 /// `__rv{func}_{update}_{dim}` for a reduction variable.
@@ -42,6 +42,17 @@ pub(crate) fn input_min(i: usize, d: usize) -> String {
 /// The extent of dimension `d` of input `i`: `__in{i}_ext{d}`.
 pub(crate) fn input_extent(i: usize, d: usize) -> String {
     format!("__in{i}_ext{d}")
+}
+
+/// The runtime's map of a coordinate under boundary condition `mode`
+/// (`pipeline::rt::` in Rust, `pl::` in CUDA: the same name and meaning).
+pub(crate) fn boundary_map(mode: BoundaryMode) -> &'static str {
+    match mode {
+        BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => "clamp_coord",
+        BoundaryMode::Mirror => "mirror_coord",
+        BoundaryMode::MirrorInterior => "mirror_interior_coord",
+        BoundaryMode::Wrap => "wrap_coord",
+    }
 }
 
 /// A func's name as an identifier: `gauss[2]` -> `gauss_2`.

@@ -557,12 +557,7 @@ impl Gen<'_> {
                 extent,
             } => {
                 let (c, lo, n) = (sub(coord), sub(min), sub(extent));
-                let helper = match mode {
-                    BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => quote!(clamp_coord),
-                    BoundaryMode::Mirror => quote!(mirror_coord),
-                    BoundaryMode::MirrorInterior => quote!(mirror_interior_coord),
-                    BoundaryMode::Wrap => quote!(wrap_coord),
-                };
+                let helper = ident(names::boundary_map(*mode).to_string());
                 quote!(::pipeline::rt::#helper(#c, #lo, #n))
             }
         }
