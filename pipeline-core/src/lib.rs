@@ -733,14 +733,7 @@ pub fn cache_key_from_source(
 /// vector code (loop partitioning).
 pub fn cuda_lowered_from_source(source: &str, name: &str) -> Result<Lowered, String> {
     on_big_stack(|| {
-        let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-        let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
-        let item = program
-            .pipelines
-            .iter()
-            .find(|p| p.sig.ident == name)
-            .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-        let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+        let (_, program, checked) = parsed_and_checked(source, name)?;
         let block = program
             .schedules
             .iter()
@@ -835,14 +828,7 @@ pub(crate) fn with_cpu_block(
     ),
     String,
 > {
-    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
-    let item = program
-        .pipelines
-        .iter()
-        .find(|p| p.sig.ident == name)
-        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+    let (tokens, program, checked) = parsed_and_checked(source, name)?;
     let mut sched = schedule::Schedule::default_for(&checked.pipeline);
     let mut block = None;
     for s in program
@@ -864,14 +850,22 @@ pub fn pipeline_from_source(source: &str, name: &str) -> Result<Pipeline, String
 }
 
 fn pipeline_here(source: &str, name: &str) -> Result<Pipeline, String> {
+    parsed_and_checked(source, name).map(|(_, _, c)| c.pipeline)
+}
+
+/// The text of a `pipeline!` invocation as tokens and parsed, and its
+/// pipeline `name` checked.
+fn parsed_and_checked(
+    source: &str,
+    name: &str,
+) -> Result<(TokenStream, Program, CheckedPipeline), String> {
     let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    let program: Program = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
     let item = program
         .pipelines
         .iter()
         .find(|p| p.sig.ident == name)
         .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-    check_pipeline(&program, item)
-        .map(|c| c.pipeline)
-        .map_err(|e| e.to_string())
+    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
+    Ok((tokens, program, checked))
 }
