@@ -20,18 +20,6 @@ use std::process::Command;
 
 mod cuda;
 
-const INTS: [Type; 8] = [
-    Type::U8,
-    Type::U16,
-    Type::U32,
-    Type::U64,
-    Type::I8,
-    Type::I16,
-    Type::I32,
-    Type::I64,
-];
-const FLOATS: [Type; 2] = [Type::F32, Type::F64];
-
 /// One expression over params `a`, `b`, `c` of one type, read at `x = 0`
 /// of a one-element output.
 struct Case {
@@ -40,10 +28,6 @@ struct Case {
     ty: Type,
     /// The operand triples to evaluate it at.
     operands: Vec<[Value; 3]>,
-}
-
-fn name(t: Type) -> &'static str {
-    t.name()
 }
 
 /// Corner values of a type.
@@ -171,15 +155,15 @@ fn expressions(t: Type) -> Vec<String> {
             .map(String::from),
         );
     }
-    for to in INTS.iter().chain(&FLOATS) {
-        e.push(format!("a as {}", name(*to)));
-        e.push(format!("saturating_cast::<{}>(a)", name(*to)));
+    for to in Type::ELEMENTS {
+        e.push(format!("a as {}", to.name()));
+        e.push(format!("saturating_cast::<{}>(a)", to.name()));
     }
     e
 }
 
 fn case(t: Type, expr: &str) -> Case {
-    let ty = name(t);
+    let ty = t.name();
     let source = format!(
         "fn t(input: Image<u8, 1>, a: {ty}, b: {ty}, c: {ty}) -> Image<_, 1> {{ {expr}; out }}"
     );
@@ -201,32 +185,20 @@ fn case(t: Type, expr: &str) -> Case {
     }
 }
 
-/// The type of `expr` over operands of type `t`.
-fn result_type(t: Type, expr: &str) -> &'static str {
+/// The type of `expr` over operands of type `t`: the type it casts to
+/// last (`a as f32`, `saturating_cast::<u8>(a)`, `(a < b) as u8`), `u8`
+/// for a boundary case's load, else `t`.
+fn result_type(t: Type, expr: &str) -> String {
     if expr.starts_with("let ") {
-        return "u8";
+        return "u8".into();
     }
-    if let Some(to) = expr.strip_prefix("a as ").or_else(|| {
-        expr.strip_prefix("saturating_cast::<")
-            .map(|s| &s[..s.find('>').unwrap()])
-    }) {
-        return INTS
-            .iter()
-            .chain(&FLOATS)
-            .map(|t| name(*t))
-            .find(|n| *n == to)
-            .unwrap();
-    }
-    // A comparison's bool converted: `(a < b) as u8`.
-    match expr.rsplit_once(") as ") {
-        Some((_, to)) if expr.starts_with('(') || expr.starts_with("select(a < b, 1") => INTS
-            .iter()
-            .chain(&FLOATS)
-            .map(|t| name(*t))
-            .find(|n| *n == to)
-            .unwrap(),
-        _ => name(t),
-    }
+    expr.strip_prefix("a as ")
+        .or_else(|| {
+            expr.strip_prefix("saturating_cast::<")
+                .map(|s| &s[..s.find('>').unwrap()])
+        })
+        .or_else(|| expr.rsplit_once(") as ").map(|(_, to)| to))
+        .map_or_else(|| t.name().to_string(), str::to_string)
 }
 
 /// A value as the program prints it: integers in decimal, floats as their
@@ -374,22 +346,23 @@ fn check(cases: Vec<Case>, what: &str) {
     );
 }
 
+/// Every expression of every element type that `which` picks.
+fn cases_of(which: impl Fn(Type) -> bool) -> Vec<Case> {
+    Type::ELEMENTS
+        .into_iter()
+        .filter(|&t| which(t))
+        .flat_map(|t| expressions(t).into_iter().map(move |e| case(t, &e)))
+        .collect()
+}
+
 #[test]
 fn integer_expressions_agree_with_the_interpreter() {
-    let cases = INTS
-        .iter()
-        .flat_map(|&t| expressions(t).into_iter().map(move |e| case(t, &e)))
-        .collect();
-    check(cases, "ints");
+    check(cases_of(Type::is_int), "ints");
 }
 
 #[test]
 fn float_expressions_agree_with_the_interpreter() {
-    let cases = FLOATS
-        .iter()
-        .flat_map(|&t| expressions(t).into_iter().map(move |e| case(t, &e)))
-        .collect();
-    check(cases, "floats");
+    check(cases_of(Type::is_float), "floats");
 }
 
 #[test]
