@@ -71,13 +71,8 @@ fn every_pipeline_under_its_default_gpu_schedule_agrees_with_the_interpreter() {
 #[test]
 fn hand_written_gpu_schedules_agree_with_the_interpreter() {
     let mut rng = Rng(0x6a76);
-    for block in cuda::BLUR_SCHEDULES.into_iter().chain([
-        // A func computed per block (the block's threads will share it).
-        "blur_x.compute_at(out, xo).gpu_threads(x, y);
-         out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);",
-    ]) {
-        let source = format!("{}\nschedule blur for cuda {{ {block} }}", cuda::BLUR);
-        let lowered = pipeline_core::cuda_lowered_from_source(&source, "blur")
+    for (source, name, block) in cuda::hand_written() {
+        let lowered = pipeline_core::cuda_lowered_from_source(&source, name)
             .unwrap_or_else(|e| panic!("{block}: {e}"));
         agrees(&lowered, block, &mut rng);
     }

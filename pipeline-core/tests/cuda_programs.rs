@@ -262,13 +262,12 @@ fn every_pipeline_under_its_default_gpu_schedule_runs_as_the_interpreter() {
 
 #[test]
 fn hand_written_gpu_schedules_run_as_the_interpreter() {
-    let programs = cuda::BLUR_SCHEDULES
-        .iter()
-        .map(|block| {
-            let source = format!("{}\nschedule blur for cuda {{ {block} }}", cuda::BLUR);
-            let l = pipeline_core::cuda_lowered_from_source(&source, "blur")
+    let programs = cuda::hand_written()
+        .into_iter()
+        .map(|(source, name, block)| {
+            let l = pipeline_core::cuda_lowered_from_source(&source, name)
                 .unwrap_or_else(|e| panic!("{block}: {e}"));
-            ("blur".to_string(), l)
+            (name.to_string(), l)
         })
         .collect();
     check(programs, "hand");

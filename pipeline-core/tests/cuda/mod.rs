@@ -87,8 +87,11 @@ pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
 }";
 
 /// `for cuda` blocks of [`BLUR`]: tiles, blocks and threads named one by
-/// one around a serial loop, loops inside a thread, a func per thread.
-pub const BLUR_SCHEDULES: [&str; 4] = [
+/// one around a serial loop, loops inside a thread, a func per thread, and
+/// funcs per block (in shared memory): shared out among the block's
+/// threads, on threads of their own, and per iteration of a serial loop
+/// inside the blocks.
+pub const BLUR_SCHEDULES: [&str; 7] = [
     "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
      out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
     "blur_x.compute_inline();
@@ -97,4 +100,43 @@ pub const BLUR_SCHEDULES: [&str; 4] = [
      out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
     "blur_x.compute_at(out, xi);
      out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);",
+    "blur_x.compute_at(out, xo);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);",
+    "blur_x.compute_at(out, xo).gpu_threads(x, y);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 16, 16);",
+    "blur_x.compute_at(out, yi);
+     out.split(x, xo, xi, 32).split(y, yo, yi, 8).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
 ];
+
+/// A func with an update computed per block: the pure definition shared
+/// out among the block's threads, the update after a barrier.
+pub const UPDATED: &str = "fn updated(input: Image<u16, 2>) -> Image<u32, 2> {
+    let c = input.clamp_edge();
+    s(x, y) = 0u32;
+    for r in rdom(-1..2) {
+        s(x, y) += c(x + r, y) as u32 * (r + 2) as u32;
+    }
+    out(x, y) = s(x, y - 1) + s(x, y) * 2 + s(x, y + 1);
+    out
+}";
+
+/// Every hand-written GPU schedule of the tests: (pipeline, name, block).
+pub fn hand_written() -> Vec<(String, &'static str, &'static str)> {
+    let mut all: Vec<_> = BLUR_SCHEDULES
+        .iter()
+        .map(|block| {
+            (
+                format!("{BLUR}\nschedule blur for cuda {{ {block} }}"),
+                "blur",
+                *block,
+            )
+        })
+        .collect();
+    let block = "s.compute_at(out, xo); out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);";
+    all.push((
+        format!("{UPDATED}\nschedule updated for cuda {{ {block} }}"),
+        "updated",
+        block,
+    ));
+    all
+}

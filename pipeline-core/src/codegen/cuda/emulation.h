@@ -1,14 +1,19 @@
 // What nvcc provides, for host C++ (the tests' emulation of the generated
-// `.cu` without a GPU): blocks and threads run one after another, each
-// thread to its end (the kernels have no barriers yet), device memory is
-// host memory, copies are memcpy. Then, for nvcc and the host alike, the
-// launch macro and the pool of device memory.
+// `.cu` without a GPU): blocks run one after another, a kernel's call per
+// block; inside it, each phase of thread code (`PL_PHASE { .. }`, between
+// barriers) runs for every thread of the block before the next begins, so
+// `__syncthreads()` holds without doing anything and `__shared__` arrays
+// are the call's locals. Device memory is host memory, copies are memcpy.
+// Then, for nvcc and the host alike, the launch macro and the pool of
+// device memory.
 #ifndef __CUDACC__
 #include <stdlib.h>
 #define __global__
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __shared__
+#define __syncthreads()
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
@@ -38,18 +43,22 @@ static cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
         blockDim = (block);                                                    \
         for (unsigned bz = 0; bz < gridDim.z; bz++)                            \
             for (unsigned by = 0; by < gridDim.y; by++)                        \
-                for (unsigned bx = 0; bx < gridDim.x; bx++)                    \
-                    for (unsigned tz = 0; tz < blockDim.z; tz++)               \
-                        for (unsigned ty = 0; ty < blockDim.y; ty++)           \
-                            for (unsigned tx = 0; tx < blockDim.x; tx++) {     \
-                                blockIdx = dim3(bx, by, bz);                   \
-                                threadIdx = dim3(tx, ty, tz);                  \
-                                kernel(__VA_ARGS__);                           \
-                            }                                                  \
+                for (unsigned bx = 0; bx < gridDim.x; bx++) {                  \
+                    blockIdx = dim3(bx, by, bz);                               \
+                    threadIdx = dim3(0, 0, 0);                                 \
+                    kernel(__VA_ARGS__);                                       \
+                }                                                              \
     } while (0)
+#define PL_PHASE                                                               \
+    for (unsigned pl_tz = 0; pl_tz < blockDim.z; pl_tz++)                      \
+        for (unsigned pl_ty = 0; pl_ty < blockDim.y; pl_ty++)                  \
+            for (unsigned pl_tx = 0; pl_tx < blockDim.x; pl_tx++)              \
+                if ((threadIdx = dim3(pl_tx, pl_ty, pl_tz)), true)
 #else
 #define PL_TRAP() __trap()
 #define PL_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+// Every thread runs a phase of thread code; barriers lie between phases.
+#define PL_PHASE
 #endif
 
 // Device memory pooled across launches, as Halide's runtime does:

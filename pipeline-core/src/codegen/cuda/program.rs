@@ -9,7 +9,12 @@
 //! kernels. Each nest of GPU loops (`gpu_tile`'s blocks and threads) is a
 //! kernel: its block loops are the grid, sized on the host from their
 //! bounds; its thread loops the block, sized by their constant extent (a
-//! split's factor), each thread guarded by its loop's bound. A statement
+//! split's factor), each thread guarded by its loop's bound. A func
+//! computed at a block loop is in shared memory, sized by a constant bound
+//! of its region; its stages are phases whose points the block's threads
+//! share out, each ending at a barrier before the threads that read it
+//! (`PL_PHASE` marks thread code: the host emulation runs each phase for
+//! every thread before the next). A statement
 //! with no GPU loop in it (an update, a func left serial) is a kernel of
 //! one thread. Copies of a func into an output not written in place are a
 //! kernel over the output.
@@ -27,12 +32,14 @@
 //! entry computes. It returns 0, or the CUDA error that stopped it.
 
 use super::{c_type, Exprs};
+use crate::analysis::simplify::simplify;
 use crate::codegen::lanes::lanes_of;
 use crate::codegen::names;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
 use crate::Lowered;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// What the CUDA emitter cannot do with a pipeline, and the func whose
@@ -91,6 +98,9 @@ fn placed(f: FuncId, message: String) -> Unsupported {
 /// The most threads a CUDA block may have.
 pub const MAX_THREADS: i128 = 1024;
 
+/// The most shared memory a CUDA block may declare statically, in bytes.
+pub const MAX_SHARED_BYTES: i128 = 48 * 1024;
+
 /// How many host loops may enclose a kernel.
 const MAX_HOST_LOOPS: usize = 8;
 
@@ -119,6 +129,8 @@ pub fn generate(l: &Lowered, name: &str) -> Result<String, Unsupported> {
         count: 0,
         host_loops: Vec::new(),
         folds: vec![Vec::new(); l.pipeline.funcs.len()],
+        sym_values: HashMap::new(),
+        threads_serial: false,
     };
     g.launcher()?;
     let mut out = String::new();
@@ -142,6 +154,13 @@ struct Program<'a> {
     host_loops: Vec<LoopVar>,
     /// Storage folding of each func buffer (known at its allocation).
     folds: Vec<Vec<Option<i64>>>,
+    /// The values of the local symbols bound around the statement being
+    /// emitted, in terms of loops and global symbols (for the constant
+    /// bounds of shared memory).
+    sym_values: HashMap<SymId, Expr>,
+    /// Whether a thread loop in serial code runs serially (it is part of a
+    /// stage the block's threads share out among themselves).
+    threads_serial: bool,
 }
 
 /// The C++ type a func's buffer stores (`bool` as a byte).
@@ -164,11 +183,42 @@ struct Nest {
     block: Vec<(String, i128)>,
     /// Every loop of the kernel so far.
     bound: Vec<LoopVar>,
+    /// Whether the code being emitted is thread code (inside a phase).
+    in_phase: bool,
+    /// The thread loops around the code being emitted, in its phase.
+    thread_depth: usize,
+    /// Shared allocations around the code being emitted: the phases in
+    /// their scope end at a barrier.
+    shared_scopes: usize,
+    /// Bytes of shared memory the kernel declares.
+    shared_bytes: i128,
+    /// Whether the code being emitted follows other code of the block in
+    /// a sequence (no more block loops may open there).
+    in_sequence: bool,
 }
 
 /// `text`'s lines, each after `pad`.
 fn indent(text: &str, pad: &str) -> String {
     text.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
+/// Whether `s` computes an update stage.
+fn has_update(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::Store {
+            update: Some(_),
+            ..
+        }
+    ) || s.children().into_iter().any(has_update)
+}
+
+/// Two nests of GPU loops where one kernel needs one.
+fn several(nest: &Nest) -> Unsupported {
+    of_loops(nest.func, format!(
+        "several GPU loop nests under one loop of `{}`: put each func's blocks and threads outermost",
+        nest.func_name
+    ))
 }
 
 fn has_gpu_loop(s: &Stmt) -> bool {
@@ -436,6 +486,7 @@ impl Program<'_> {
                 );
             }
             Stmt::LetSym { sym, value, body } => {
+                self.bind(s);
                 let v = self.exprs(None).expr(value);
                 let k = sym - self.n_global();
                 let _ = writeln!(
@@ -578,6 +629,15 @@ impl Program<'_> {
     /// `blockIdx` and `threadIdx` (axes numbered outermost first, `@j`,
     /// fixed once all are known), guarded by their bounds; serial loops,
     /// bindings and conditions on the way run in every thread.
+    ///
+    /// Code inside the blocks and outside the kernel func's thread loops
+    /// is the block's: every thread runs it alike. There, a nest of thread
+    /// loops is a phase (`PL_PHASE`), and so is each stage of another func
+    /// computed per block, its points shared out among the block's threads
+    /// ([`Program::shared_out`]); such a func's buffer is in shared memory
+    /// (its size bounded by a constant), and each phase in its scope ends
+    /// at a barrier, so that readers see its points and the next writers
+    /// wait for the readers.
     fn nest(
         &mut self,
         s: &Stmt,
@@ -586,7 +646,11 @@ impl Program<'_> {
         depth: usize,
     ) -> Result<(), Unsupported> {
         if !has_gpu_loop(s) {
-            return self.device_stmt(s, code, depth);
+            return if nest.in_phase {
+                self.device_stmt(s, code, depth)
+            } else {
+                self.shared_out(s, nest, code, depth)
+            };
         }
         let pad = "  ".repeat(depth);
         match s {
@@ -602,9 +666,15 @@ impl Program<'_> {
                     nest.func = Some(var.func);
                     nest.func_name = self.p().funcs[var.func].name.clone();
                 }
+                // Thread loops of a func computed per block: that func's
+                // stage is the block's to share out.
+                if !nest.in_phase && nest.func != Some(var.func) && *kind != LoopKind::GpuBlock {
+                    return self.shared_out(s, nest, code, depth);
+                }
                 let e = self.exprs(None);
                 let v = names::loop_var(var);
                 let (lo, hi) = (e.expr(min), e.expr(max));
+                let mut opened = false;
                 match kind {
                     LoopKind::GpuBlock => {
                         let bound = &nest.bound;
@@ -614,6 +684,9 @@ impl Program<'_> {
                                 "the blocks of loop `{}` of `{}` depend on a loop of the kernel: make the outer loops of its tiles the blocks",
                                 var.name, nest.func_name
                             )));
+                        }
+                        if nest.in_phase || nest.in_sequence {
+                            return Err(several(nest));
                         }
                         let j = nest.grid.len();
                         nest.grid.push((lo.clone(), hi.clone()));
@@ -633,8 +706,21 @@ impl Program<'_> {
                                 )))
                             }
                         };
-                        let j = nest.block.len();
-                        nest.block.push((v.clone(), width.max(1)));
+                        let width = width.max(1);
+                        // The block's shape is its first phase's; a later
+                        // phase of the same func's threads must fit it.
+                        let j = nest.thread_depth;
+                        match nest.block.get(j) {
+                            None => nest.block.push((v.clone(), width)),
+                            Some(&(_, w)) if w == width => {}
+                            Some(_) => return Err(several(nest)),
+                        }
+                        if !nest.in_phase {
+                            let _ = writeln!(code, "{pad}PL_PHASE {{");
+                            nest.in_phase = true;
+                            opened = true;
+                        }
+                        nest.thread_depth += 1;
                         let _ = writeln!(
                             code,
                             "{pad}const int64_t {v} = ({lo}) + (int64_t)threadIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
@@ -648,27 +734,251 @@ impl Program<'_> {
                 nest.bound.push(var.clone());
                 self.nest(body, nest, code, depth + 1)?;
                 let _ = writeln!(code, "{pad}}}");
+                if *kind == LoopKind::GpuThread {
+                    nest.thread_depth -= 1;
+                }
+                if opened {
+                    let _ = writeln!(code, "{pad}}}");
+                    nest.in_phase = false;
+                    self.barrier(nest, code, &pad);
+                }
             }
             Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+                self.bind(s);
                 let (open, body) = self.scope(s).expect("a binding or a condition");
                 let _ = writeln!(code, "{pad}{open}");
                 self.nest(body, nest, code, depth + 1)?;
                 let _ = writeln!(code, "{pad}}}");
             }
+            Stmt::Block(stmts) => {
+                let before = nest.in_sequence;
+                nest.in_sequence |= stmts.len() > 1;
+                for s in stmts {
+                    self.nest(s, nest, code, depth)?;
+                }
+                nest.in_sequence = before;
+            }
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } if !nest.in_phase => {
+                // A func computed per block: in shared memory, as large as
+                // the most any block computes (checked: a bound wrong by
+                // mistake stops the kernel, never writes past the array).
+                let f = *func;
+                let ty = self.p().funcs[f].ty;
+                let (c_ty, elem) = (buffer_type(ty), (ty.bits().max(8) / 8) as i128);
+                let mut capacity: i128 = 1;
+                for (d, (lo, hi)) in region.iter().enumerate() {
+                    let bound = match fold[d] {
+                        Some(factor) => Some(factor as i128),
+                        None => self.extent_bound(lo, hi),
+                    };
+                    let Some(bound) = bound else {
+                        return Err(placed(f, format!(
+                            "`{}` is computed per block of `{}`, in shared memory, but no constant bounds how much of its dimension {d} a block computes: compute it at the blocks of tiles of constant size (`gpu_tile`)",
+                            self.p().funcs[f].name,
+                            nest.func_name
+                        )));
+                    };
+                    capacity *= bound.max(1);
+                }
+                nest.shared_bytes += capacity * elem;
+                if nest.shared_bytes > MAX_SHARED_BYTES {
+                    let others = if nest.shared_bytes > capacity * elem {
+                        format!(", {} with the kernel's other funcs per block", nest.shared_bytes)
+                    } else {
+                        String::new()
+                    };
+                    return Err(placed(f, format!(
+                        "`{}` is computed per block of `{}` in {} bytes of shared memory{others}; a block has at most {MAX_SHARED_BYTES} (48 KiB): make the tiles smaller",
+                        self.p().funcs[f].name,
+                        nest.func_name,
+                        capacity * elem,
+                    )));
+                }
+                *code += &self.kernel_layout(f, region, fold, &pad);
+                let _ = writeln!(
+                    code,
+                    "{pad}  if (__n{f} > {capacity}) PL_TRAP();\n{pad}  __shared__ {c_ty} __sh{f}[{capacity}];\n{pad}  {c_ty}* __f{f} = __sh{f};"
+                );
+                nest.shared_scopes += 1;
+                self.nest(body, nest, code, depth + 1)?;
+                nest.shared_scopes -= 1;
+                let _ = writeln!(code, "{pad}}}");
+            }
             Stmt::Allocate { func, .. } => {
                 return Err(placed(*func, format!(
-                    "`{}` is computed inside the blocks of `{}`, outside its threads: a func shared by a block's threads needs shared memory, which the GPU path does not stage yet; compute it at root, or at a loop inside the threads",
+                    "`{}` is computed inside the threads of `{}` but outside some of them: compute it at the blocks, at the innermost thread loop, or inside it",
                     self.p().funcs[*func].name,
                     nest.func_name
                 )))
             }
-            _ => {
-                return Err(of_loops(nest.func, format!(
-                    "several GPU loop nests under one loop of `{}`: put each func's blocks and threads outermost",
-                    nest.func_name
-                )))
+            _ => return Err(several(nest)),
+        }
+        Ok(())
+    }
+
+    /// A barrier after a phase of thread loops, where shared memory is in
+    /// scope.
+    fn barrier(&self, nest: &Nest, code: &mut String, pad: &str) {
+        if nest.shared_scopes > 0 {
+            let _ = writeln!(code, "{pad}__syncthreads();");
+        }
+    }
+
+    /// Records the value of a local symbol `s` binds, in terms of loops
+    /// and global symbols.
+    fn bind(&mut self, s: &Stmt) {
+        if let Stmt::LetSym { sym, value, .. } = s {
+            let value = self.resolved(value);
+            self.sym_values.insert(*sym, value);
+        }
+    }
+
+    /// `e` with the local symbols bound around it replaced by their values.
+    fn resolved(&self, e: &Expr) -> Expr {
+        e.rewrite(&mut |n| match &n.kind {
+            ExprKind::Sym(s) => self.sym_values.get(s).cloned().unwrap_or(n),
+            _ => n,
+        })
+    }
+
+    /// A constant bound of the extent `hi - lo + 1` wherever the loops
+    /// around are: `min(a + 31, m) - max(a, n) + 1` is at most 32.
+    fn extent_bound(&self, lo: &Expr, hi: &Expr) -> Option<i128> {
+        fn operands<'e>(e: &'e Expr, op: BinOp, out: &mut Vec<&'e Expr>) {
+            match &e.kind {
+                ExprKind::Binary(o, a, b) if *o == op => {
+                    operands(a, op, out);
+                    operands(b, op, out);
+                }
+                _ => out.push(e),
             }
         }
+        let (lo, hi) = (simplify(&self.resolved(lo)), simplify(&self.resolved(hi)));
+        let (mut highs, mut lows) = (Vec::new(), Vec::new());
+        operands(&hi, BinOp::Min, &mut highs);
+        operands(&lo, BinOp::Max, &mut lows);
+        let mut best: Option<i128> = None;
+        for h in &highs {
+            for l in &lows {
+                let extent = Expr::binary(
+                    BinOp::Add,
+                    Expr::binary(BinOp::Sub, (*h).clone(), (*l).clone()),
+                    Expr::i64(1),
+                );
+                if let Some(c) = simplify(&extent).as_int() {
+                    best = Some(best.map_or(c, |b| b.min(c)));
+                }
+            }
+        }
+        best.map(|b| b.max(0))
+    }
+
+    /// A stage at the block level of a kernel (a func computed per block,
+    /// or the kernel's own code outside thread loops): one phase whose
+    /// points the block's threads share out, consecutive threads at
+    /// consecutive points of the innermost loop. Only a pure definition's
+    /// loops are shared out, those of its outer loops whose bounds do not
+    /// depend on each other; what is inside runs in the thread, and a stage
+    /// with nothing to share (an update, whose points may depend on each
+    /// other) runs in the block's first thread.
+    fn shared_out(
+        &mut self,
+        s: &Stmt,
+        nest: &mut Nest,
+        code: &mut String,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        let pad = "  ".repeat(depth);
+        // Bindings and conditions first: every thread evaluates them alike.
+        if let Some((open, body)) = self.scope(s) {
+            self.bind(s);
+            let _ = writeln!(code, "{pad}{open}");
+            self.shared_out(body, nest, code, depth + 1)?;
+            let _ = writeln!(code, "{pad}}}");
+            return Ok(());
+        }
+        if let Stmt::Block(stmts) = s {
+            for s in stmts {
+                self.shared_out(s, nest, code, depth)?;
+            }
+            return Ok(());
+        }
+        let mut loops: Vec<(&LoopVar, &Expr, &Expr)> = Vec::new();
+        let mut body = s;
+        if !has_update(s) {
+            while let Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body: inner,
+                ..
+            } = body
+            {
+                let outer = |x: &Expr| {
+                    x.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if loops.iter().any(|(v, _, _)| *v == l)))
+                };
+                if !matches!(
+                    kind,
+                    LoopKind::Serial | LoopKind::GpuThread | LoopKind::Parallel
+                ) || outer(min)
+                    || outer(max)
+                {
+                    break;
+                }
+                loops.push((var, min, max));
+                body = inner;
+            }
+        }
+        let _ = writeln!(
+            code,
+            "{pad}PL_PHASE {{\n{pad}  const int64_t __tid = threadIdx.x + (int64_t)blockDim.x * (threadIdx.y + (int64_t)blockDim.y * threadIdx.z);"
+        );
+        self.threads_serial = true;
+        if loops.is_empty() {
+            let _ = writeln!(code, "{pad}  if (__tid == 0) {{");
+            self.device_stmt(s, code, depth + 2)?;
+            let _ = writeln!(code, "{pad}  }}");
+        } else {
+            let e = self.exprs(None);
+            let mut total = Vec::new();
+            for (k, (_, lo, hi)) in loops.iter().enumerate() {
+                let _ = writeln!(
+                    code,
+                    "{pad}  const int64_t __plo{k} = {}, __pext{k} = ({}) - __plo{k} + 1;",
+                    e.expr(lo),
+                    e.expr(hi)
+                );
+                total.push(format!("(__pext{k} > 0 ? __pext{k} : 0)"));
+            }
+            let _ = writeln!(
+                code,
+                "{pad}  const int64_t __threads = (int64_t)blockDim.x * blockDim.y * blockDim.z, __points = {};\n{pad}  for (int64_t __i = __tid; __i < __points; __i += __threads) {{\n{pad}    int64_t __r = __i; (void)__r;",
+                total.join(" * ")
+            );
+            for (k, (var, _, _)) in loops.iter().enumerate().rev() {
+                let v = names::loop_var(var);
+                if k > 0 {
+                    let _ = writeln!(
+                        code,
+                        "{pad}    const int64_t {v} = __plo{k} + __r % __pext{k}; __r /= __pext{k};"
+                    );
+                } else {
+                    let _ = writeln!(code, "{pad}    const int64_t {v} = __plo0 + __r;");
+                }
+            }
+            self.device_stmt(body, code, depth + 2)?;
+            let _ = writeln!(code, "{pad}  }}");
+        }
+        self.threads_serial = false;
+        // The next phase may read what this one wrote, or write what
+        // it read.
+        let _ = writeln!(code, "{pad}}}\n{pad}__syncthreads();");
         Ok(())
     }
 
@@ -680,7 +990,7 @@ impl Program<'_> {
         let kk = self.count;
         self.count += 1;
         let mut params = format!("{ty}* out");
-        let mut code = String::from("  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= total) return;\n  int64_t src = 0, dst = 0;\n");
+        let mut code = String::from("  PL_PHASE {\n  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < total) {\n  int64_t src = 0, dst = 0;\n");
         for d in 0..n {
             let _ = write!(
                 params,
@@ -693,7 +1003,7 @@ impl Program<'_> {
         }
         let _ = writeln!(
             self.kernels,
-            "__global__ void k{kk}(Env env, {params}, int64_t total) {{\n{code}  out[dst] = env.f{f}[src];\n}}"
+            "__global__ void k{kk}(Env env, {params}, int64_t total) {{\n{code}  out[dst] = env.f{f}[src];\n  }}\n  }}\n}}"
         );
         let mut args = format!("__out{k}");
         let mut total = String::from("1");
@@ -759,6 +1069,28 @@ impl Program<'_> {
         out
     }
 
+    /// Opens the scope of func `f`'s buffer inside a kernel (closed by
+    /// `}`): its layout over `region`, bound as the names loads and stores
+    /// read, and its element count `__n{f}`.
+    fn kernel_layout(
+        &mut self,
+        f: FuncId,
+        region: &[(Expr, Expr)],
+        fold: &[Option<i64>],
+        pad: &str,
+    ) -> String {
+        let layout = self.layout(f, region, fold, &format!("__n{f}"), |d| {
+            (
+                format!("const int64_t __f{f}_min{d}"),
+                format!("const int64_t __f{f}_stride{d}"),
+            )
+        });
+        format!(
+            "{pad}{{ int64_t __n{f} = 1;\n{}",
+            indent(&layout, &format!("{pad}  "))
+        )
+    }
+
     /// Device code for `s` inside a kernel.
     fn device_stmt(&mut self, s: &Stmt, out: &mut String, depth: usize) -> Result<(), Unsupported> {
         let pad = "  ".repeat(depth);
@@ -776,7 +1108,7 @@ impl Program<'_> {
                 body,
                 ..
             } => {
-                if kind.is_gpu() {
+                if kind.is_gpu() && !(self.threads_serial && *kind == LoopKind::GpuThread) {
                     return Err("a GPU loop inside a kernel's serial code".into());
                 }
                 let e = self.exprs(None);
@@ -823,14 +1155,7 @@ impl Program<'_> {
             } => {
                 let f = *func;
                 let ty = buffer_type(self.p().funcs[f].ty);
-                let _ = writeln!(out, "{pad}{{ int64_t __n{f} = 1;");
-                let layout = self.layout(f, region, fold, &format!("__n{f}"), |d| {
-                    (
-                        format!("const int64_t __f{f}_min{d}"),
-                        format!("const int64_t __f{f}_stride{d}"),
-                    )
-                });
-                let _ = write!(out, "{}", indent(&layout, &format!("{pad}  ")));
+                *out += &self.kernel_layout(f, region, fold, &pad);
                 // Out of device heap, the kernel stops (the launch
                 // fails): never a result computed from a missing buffer.
                 let _ = writeln!(

@@ -7,8 +7,8 @@ pipeline! {
         out
     }
     schedule p for cuda {
-        bx.compute_at(out, xo);
-        out.gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        bx.compute_at(out, y);
+        out.split(x, xo, xi, 32).gpu_blocks(y).gpu_threads(xi);
     }
 }
 
