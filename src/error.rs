@@ -129,6 +129,15 @@ pub enum Error {
         /// The `cudaError_t` code.
         code: i32,
     },
+    /// The CUDA runtime reported an error while a
+    /// [`DeviceBuffer`](crate::cuda::DeviceBuffer) was made or copied (out
+    /// of device memory, for one).
+    CudaBufferFailed {
+        /// What was being done, such as `"DeviceBuffer::upload"`.
+        operation: &'static str,
+        /// The `cudaError_t` code.
+        code: i32,
+    },
     /// The pipeline was built with `PIPELINE_KERNELS=only:LEVEL` (as the
     /// tuner's benchmarks are), and the processor runs below the one
     /// kernel it has.
@@ -287,6 +296,11 @@ impl fmt::Display for Error {
                 f,
                 "pipeline `{pipeline}` failed on the GPU: CUDA error {code} ({}); its \
                  outputs were not written",
+                crate::rt::cuda_error_name(*code)
+            ),
+            Error::CudaBufferFailed { operation, code } => write!(
+                f,
+                "{operation} failed on the GPU: CUDA error {code} ({})",
                 crate::rt::cuda_error_name(*code)
             ),
             Error::KernelUnavailable {

@@ -41,6 +41,7 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 mod buffer;
+pub mod cuda;
 mod element;
 mod error;
 mod hugepages;

@@ -37,10 +37,7 @@ pub use scratch::{Scratch, ALIGN};
 pub fn cuda_result(pipeline: &'static str, code: i32) -> Result<(), Error> {
     match code {
         0 => Ok(()),
-        // cudaErrorInsufficientDriver, cudaErrorNoDevice,
-        // cudaErrorStubLibrary, cudaErrorDevicesUnavailable,
-        // cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice.
-        35 | 100 | 34 | 46 | 803 | 804 => Err(Error::CudaUnavailable {
+        _ if no_cuda_device(code) => Err(Error::CudaUnavailable {
             reason: format!(
                 "pipeline `{pipeline}` found no usable CUDA device: {}",
                 cuda_error_name(code)
@@ -48,6 +45,14 @@ pub fn cuda_result(pipeline: &'static str, code: i32) -> Result<(), Error> {
         }),
         _ => Err(Error::CudaFailed { pipeline, code }),
     }
+}
+
+/// Whether a `cudaError_t` says there is no usable device here:
+/// cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorStubLibrary,
+/// cudaErrorDevicesUnavailable, cudaErrorSystemDriverMismatch,
+/// cudaErrorCompatNotSupportedOnDevice.
+pub(crate) fn no_cuda_device(code: i32) -> bool {
+    matches!(code, 35 | 100 | 34 | 46 | 803 | 804)
 }
 
 /// The name of a `cudaError_t` code, for messages.
@@ -78,15 +83,51 @@ use crate::region::Region;
 use crate::view::View;
 use crate::view_mut::ViewMut;
 
+/// Where an image's elements are, as the entries' checks read them: a
+/// host view's, or a [`DeviceBuffer`](crate::cuda::DeviceBuffer)'s.
+pub trait Extents<const N: usize> {
+    /// The coordinates it holds.
+    fn region(&self) -> Region<N>;
+    /// The distance in elements between neighbours along each dimension.
+    fn strides(&self) -> [usize; N];
+}
+
+impl<E: Extents<N> + ?Sized, const N: usize> Extents<N> for &E {
+    fn region(&self) -> Region<N> {
+        (**self).region()
+    }
+    fn strides(&self) -> [usize; N] {
+        (**self).strides()
+    }
+}
+
+impl<E: Extents<N> + ?Sized, const N: usize> Extents<N> for &mut E {
+    fn region(&self) -> Region<N> {
+        (**self).region()
+    }
+    fn strides(&self) -> [usize; N] {
+        (**self).strides()
+    }
+}
+
+impl<T: Element, const N: usize> Extents<N> for View<'_, T, N> {
+    fn region(&self) -> Region<N> {
+        View::region(self)
+    }
+    fn strides(&self) -> [usize; N] {
+        View::strides(self)
+    }
+}
+
 /// Checks that `view` covers the inclusive box `[min, max]` that the pipeline
 /// reads from input `name`.
 ///
 /// A box empty in some dimension (`max < min`) reads nothing, so any view passes.
 /// Otherwise fails with [`Error::InputTooSmall`], naming the region needed and the
 /// region given.
-pub fn check_input<T: Element, const N: usize>(
+pub fn check_input<const N: usize>(
     name: &'static str,
-    view: &View<'_, T, N>,
+    view: &impl Extents<N>,
     min: [i64; N],
     max: [i64; N],
 ) -> Result<(), Error> {
@@ -174,12 +215,12 @@ pub fn dense_input<'a, T: Element, const N: usize>(
 /// Checks an input against the strides its schedule declares (`None`: any),
 /// before any work. A dimension of at most one element, or an empty input,
 /// passes whatever its stride: no two elements are addressed through it.
-pub fn check_strides<T: Element, const N: usize>(
+pub fn check_strides<const N: usize>(
     name: &'static str,
-    v: &View<'_, T, N>,
+    v: &impl Extents<N>,
     declared: [Option<usize>; N],
 ) -> Result<(), Error> {
-    let (shape, strides) = (v.shape(), v.strides());
+    let (shape, strides) = (v.region().shape, v.strides());
     if shape.contains(&0) {
         return Ok(());
     }

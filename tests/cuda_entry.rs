@@ -1,5 +1,6 @@
-//! `NAME::cuda` (the `cuda` feature) in a crate whose build script did not
-//! compile the GPU versions, as this one: every call returns
+//! `NAME::cuda` and `NAME::cuda_device` (the `cuda` feature) in a crate
+//! whose build script did not compile the GPU versions, as this one: every
+//! call returns
 //! `Error::CudaUnavailable` saying what to do, and writes nothing.
 
 #![cfg(feature = "cuda")]
@@ -33,6 +34,19 @@ fn without_the_build_script_the_gpu_entry_is_unavailable_and_writes_nothing() {
         other => panic!("{other:?}"),
     }
     assert!(out.as_slice().iter().all(|&v| v == 7));
+    // Device buffers exist only where `pipeline` links the CUDA runtime
+    // and a device answers; either way, the device entry needs the build
+    // script too.
+    match pipeline::cuda::DeviceBuffer::upload(&input) {
+        Ok(on_gpu) => {
+            let mut d_out = pipeline::cuda::DeviceBuffer::<u16, 2>::new([9, 7]).unwrap();
+            assert!(matches!(
+                blur::cuda_device(&on_gpu, 2, &mut d_out),
+                Err(Error::CudaUnavailable { .. })
+            ));
+        }
+        Err(e) => assert!(matches!(e, Error::CudaUnavailable { .. }), "{e}"),
+    }
     // The CPU entry is unchanged.
     blur(&input, 2, &mut out).unwrap();
 }

@@ -1,7 +1,8 @@
 //! `pipeline_build::cuda()` end to end, in a crate of its own with the
 //! two-line build script: with nvcc (found as the build script finds it)
 //! the crate builds with `cfg(pipeline_cuda)` and its `NAME::cuda` runs
-//! the kernels on a GPU, giving the CPU entry's outputs, or, on a machine
+//! the kernels on a GPU, giving the CPU entry's outputs (also chained on
+//! device buffers through `NAME::cuda_device`), or, on a machine
 //! without one, returns `Error::CudaUnavailable`; without nvcc the crate
 //! still builds, with a warning, and `NAME::cuda` says it was built
 //! without its GPU version.
@@ -10,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 const MAIN: &str = r#"
+use pipeline::cuda::DeviceBuffer;
 use pipeline::{pipeline, Buffer, Error};
 
 pipeline! {
@@ -45,6 +47,23 @@ fn main() {
     scale(&f, 3.0, &mut a).unwrap();
     match scale::cuda(&f, 3.0, &mut b) {
         Ok(()) => println!("ran: {}", if a.as_slice() == b.as_slice() { "same" } else { "DIFFERENT" }),
+        Err(Error::CudaUnavailable { reason }) => println!("unavailable: {reason}"),
+        Err(e) => println!("failed: {e}"),
+    }
+    // Two blurs chained on the device, the input uploaded once and the
+    // result downloaded once.
+    let mut twice = Buffer::<u16, 2>::new([67, 45]);
+    blur3(&cpu, &mut twice).unwrap();
+    let chained = || -> Result<Buffer<u16, 2>, Error> {
+        let on_gpu = DeviceBuffer::upload(&input)?;
+        let mut once = DeviceBuffer::<u16, 2>::new([67, 45])?;
+        blur3::cuda_device(&on_gpu, &mut once)?;
+        let mut again = DeviceBuffer::<u16, 2>::new([67, 45])?;
+        blur3::cuda_device(&once, &mut again)?;
+        again.download()
+    };
+    match chained() {
+        Ok(b) => println!("ran: {}", if b == twice { "same" } else { "DIFFERENT" }),
         Err(Error::CudaUnavailable { reason }) => println!("unavailable: {reason}"),
         Err(e) => println!("failed: {e}"),
     }
@@ -124,13 +143,18 @@ fn a_crate_builds_with_and_without_nvcc_and_its_gpu_entries_answer() {
     );
     assert!(stderr.contains("nvcc was not found"), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
-    for l in &lines {
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for l in &lines[..2] {
         assert!(
             l.starts_with("unavailable: ") && l.contains("built without its GPU version"),
             "{l}"
         );
     }
+    assert!(
+        lines[2].starts_with("unavailable: ") && lines[2].contains("without the CUDA runtime"),
+        "{}",
+        lines[2]
+    );
 
     // With nvcc: the kernels are compiled and linked; on a machine without
     // a GPU the entries say so, on one with a GPU they give the CPU's
@@ -150,7 +174,7 @@ fn a_crate_builds_with_and_without_nvcc_and_its_gpu_entries_answer() {
         nvcc.display()
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines.len(), 3, "{stdout}");
     for l in &lines {
         assert!(
             *l == "ran: same"

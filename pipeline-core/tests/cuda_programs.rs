@@ -45,19 +45,24 @@ int main(int argc, char** argv) {
         for (auto& m : ins) m = image();
         std::vector<int64_t> params(num());
         for (auto& p : params) p = num();
-        std::vector<Img> outs(num());
-        for (auto& m : outs) m = image();
-        std::vector<const void*> in_ptr, param_ptr; std::vector<void*> out_ptr;
-        std::vector<int64_t> in_dims, out_dims;
-        for (auto& m : ins) { in_ptr.push_back(m.data.data()); in_dims.insert(in_dims.end(), m.dims.begin(), m.dims.end()); }
-        for (auto& p : params) param_ptr.push_back(&p);
-        for (auto& m : outs) { out_ptr.push_back(m.data.data()); out_dims.insert(out_dims.end(), m.dims.begin(), m.dims.end()); }
-        in_dims.push_back(0); out_dims.push_back(0); in_ptr.push_back(0); param_ptr.push_back(0); out_ptr.push_back(0);
-        int rc = LAUNCHERS[which](syms.data(), in_ptr.data(), in_dims.data(), param_ptr.data(), out_ptr.data(), out_dims.data());
-        printf("rc %d\n", rc);
-        for (auto& m : outs) {
-            for (size_t i = 0; i < m.data.size(); i++) printf("%02x", m.data[i]);
-            printf("\n");
+        std::vector<Img> given(num());
+        for (auto& m : given) m = image();
+        // With copies to the device and back, then on device memory
+        // (which is host memory here), from the same outputs.
+        for (int on_device = 0; on_device < 2; on_device++) {
+            std::vector<Img> outs = given;
+            std::vector<const void*> in_ptr, param_ptr; std::vector<void*> out_ptr;
+            std::vector<int64_t> in_dims, out_dims;
+            for (auto& m : ins) { in_ptr.push_back(m.data.data()); in_dims.insert(in_dims.end(), m.dims.begin(), m.dims.end()); }
+            for (auto& p : params) param_ptr.push_back(&p);
+            for (auto& m : outs) { out_ptr.push_back(m.data.data()); out_dims.insert(out_dims.end(), m.dims.begin(), m.dims.end()); }
+            in_dims.push_back(0); out_dims.push_back(0); in_ptr.push_back(0); param_ptr.push_back(0); out_ptr.push_back(0);
+            int rc = LAUNCHERS[which](syms.data(), in_ptr.data(), in_dims.data(), param_ptr.data(), out_ptr.data(), out_dims.data(), on_device);
+            printf("rc %d\n", rc);
+            for (auto& m : outs) {
+                for (size_t i = 0; i < m.data.size(); i++) printf("%02x", m.data[i]);
+                printf("\n");
+            }
         }
     }
     return 0;
@@ -162,7 +167,7 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
     }
     let _ = writeln!(
         source,
-        "typedef int (*Launcher)(const int64_t*, const void* const*, const int64_t*, const void* const*, void* const*, const int64_t*);\nstatic Launcher LAUNCHERS[] = {{{}}};",
+        "typedef int (*Launcher)(const int64_t*, const void* const*, const int64_t*, const void* const*, void* const*, const int64_t*, int);\nstatic Launcher LAUNCHERS[] = {{{}}};",
         launchers.join(", ")
     );
     source += DRIVER;
@@ -193,11 +198,14 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
-    for run in &runs {
+    for (run, mode) in runs
+        .iter()
+        .flat_map(|run| [(run, "copies"), (run, "on device")])
+    {
         assert_eq!(
             lines.next(),
             Some("rc 0"),
-            "{}: the launcher failed",
+            "{} ({mode}): the launcher failed",
             run.what
         );
         let expected = run
@@ -215,7 +223,7 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
             let got = if img.data.is_empty() { "" } else { got };
             assert!(
                 got == want || same_floats(got, &want, img.ty),
-                "{}: output {k} differs from the interpreter",
+                "{} ({mode}): output {k} differs from the interpreter",
                 run.what
             );
         }

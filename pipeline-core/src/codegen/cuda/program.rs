@@ -26,10 +26,14 @@
 //!
 //! The launcher: `int pipeline_NAME_cuda(const int64_t* syms,
 //! const void* const* inputs, const int64_t* input_dims, const void* const*
-//! params, void* const* outputs, const int64_t* output_dims)`, where an
-//! image's dims are `min, extent, stride` per dimension, inputs' then
-//! outputs' in order, and `syms` the values of the bounds program the Rust
-//! entry computes. It returns 0, or the CUDA error that stopped it.
+//! params, void* const* outputs, const int64_t* output_dims, int
+//! on_device)`, where an image's dims are `min, extent, stride` per
+//! dimension, inputs' then outputs' in order, and `syms` the values of the
+//! bounds program the Rust entry computes. The images' pointers are their
+//! origins' elements in host memory, copied to the device and back; with
+//! `on_device`, in device memory (`pipeline::cuda::DeviceBuffer`), read
+//! and written where they are, and the launcher waits for the kernels
+//! before it returns. It returns 0, or the CUDA error that stopped it.
 
 use super::{c_type, Exprs};
 use crate::analysis::simplify::simplify;
@@ -333,7 +337,7 @@ impl Program<'_> {
         let mut h = String::new();
         let _ = writeln!(
             h,
-            "extern \"C\" int pipeline_{}_cuda(const int64_t* syms, const void* const* inputs, const int64_t* input_dims, const void* const* params, void* const* outputs, const int64_t* output_dims) {{",
+            "extern \"C\" int pipeline_{}_cuda(const int64_t* syms, const void* const* inputs, const int64_t* input_dims, const void* const* params, void* const* outputs, const int64_t* output_dims, int on_device) {{",
             self.name
         );
         let _ = writeln!(
@@ -371,7 +375,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "    void* d = 0; if ((err = pl::device_alloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n    if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n    env.in{i} = (const {ty}*)d;\n  }}"
+                "    if (on_device) env.in{i} = (const {ty}*)inputs[{i}];\n    else {{\n      void* d = 0; if ((err = pl::device_alloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n      if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n      env.in{i} = (const {ty}*)d;\n    }}\n  }}"
             );
             dim += input.dims;
         }
@@ -418,7 +422,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "  {{ void* d = 0; if ((err = pl::device_alloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
+                "  if (on_device) __out{k} = ({ty}*)outputs[{k}];\n  else {{ void* d = 0; if ((err = pl::device_alloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
             );
             if writes_output_directly(&p, f) {
                 let _ = writeln!(h, "  env.f{f} = __out{k};");
@@ -435,14 +439,17 @@ impl Program<'_> {
         let body = self.l.body.clone();
         self.host_stmt(&body, &mut h, 2)?;
         h += "  }\n";
-        // The outputs back.
+        // The outputs back (which waits for the kernels), or a wait for
+        // the kernels, whose errors it reports.
+        h += "  if (on_device) {\n    if ((err = cudaDeviceSynchronize()) != cudaSuccess) goto done;\n  } else {\n";
         for (k, &f) in p.outputs.iter().enumerate() {
             let ty = buffer_type(p.funcs[f].ty);
             let _ = writeln!(
                 h,
-                "  if ((err = cudaMemcpy(outputs[{k}], __out{k}, __out{k}_span * sizeof({ty}), cudaMemcpyDeviceToHost)) != cudaSuccess) goto done;"
+                "    if ((err = cudaMemcpy(outputs[{k}], __out{k}, __out{k}_span * sizeof({ty}), cudaMemcpyDeviceToHost)) != cudaSuccess) goto done;"
             );
         }
+        h += "  }\n";
         h += "  }\ndone:\n  while (n_owned > 0) pl::device_release(owned[--n_owned]);\n  return (int)err;\n}\n";
         self.host = h;
         Ok(())
@@ -649,7 +656,7 @@ impl Program<'_> {
             return if nest.in_phase {
                 self.device_stmt(s, code, depth)
             } else {
-                self.shared_out(s, nest, code, depth)
+                self.shared_out(s, code, depth)
             };
         }
         let pad = "  ".repeat(depth);
@@ -669,7 +676,7 @@ impl Program<'_> {
                 // Thread loops of a func computed per block: that func's
                 // stage is the block's to share out.
                 if !nest.in_phase && nest.func != Some(var.func) && *kind != LoopKind::GpuBlock {
-                    return self.shared_out(s, nest, code, depth);
+                    return self.shared_out(s, code, depth);
                 }
                 let e = self.exprs(None);
                 let v = names::loop_var(var);
@@ -886,25 +893,19 @@ impl Program<'_> {
     /// depend on each other; what is inside runs in the thread, and a stage
     /// with nothing to share (an update, whose points may depend on each
     /// other) runs in the block's first thread.
-    fn shared_out(
-        &mut self,
-        s: &Stmt,
-        nest: &mut Nest,
-        code: &mut String,
-        depth: usize,
-    ) -> Result<(), Unsupported> {
+    fn shared_out(&mut self, s: &Stmt, code: &mut String, depth: usize) -> Result<(), Unsupported> {
         let pad = "  ".repeat(depth);
         // Bindings and conditions first: every thread evaluates them alike.
         if let Some((open, body)) = self.scope(s) {
             self.bind(s);
             let _ = writeln!(code, "{pad}{open}");
-            self.shared_out(body, nest, code, depth + 1)?;
+            self.shared_out(body, code, depth + 1)?;
             let _ = writeln!(code, "{pad}}}");
             return Ok(());
         }
         if let Stmt::Block(stmts) = s {
             for s in stmts {
-                self.shared_out(s, nest, code, depth)?;
+                self.shared_out(s, code, depth)?;
             }
             return Ok(());
         }

@@ -1,12 +1,14 @@
-//! `NAME::cuda`: a pipeline's entry on an NVIDIA GPU. It checks its
-//! arguments as the CPU entry does, runs the GPU lowering's bounds program,
-//! and calls the `extern "C"` launcher that `pipeline_build::cuda()`
-//! compiled into the crate (`codegen::cuda`), which copies the views'
-//! spans to the device and the outputs' back.
+//! `NAME::cuda` and `NAME::cuda_device`: a pipeline's entries on an NVIDIA
+//! GPU. They check their arguments as the CPU entry does, run the GPU
+//! lowering's bounds program, and call the `extern "C"` launcher that
+//! `pipeline_build::cuda()` compiled into the crate (`codegen::cuda`):
+//! `cuda` with host views, whose spans the launcher copies to the device
+//! and the outputs' back; `cuda_device` with `pipeline::cuda::DeviceBuffer`s,
+//! read and written where they are.
 //!
 //! The launcher exists only where the crate's build script compiled it
 //! (it then sets `cfg(pipeline_cuda)`); elsewhere, or where the GPU
-//! lowering or the emitter cannot do the pipeline yet, the entry returns
+//! lowering or the emitter cannot do the pipeline yet, the entries return
 //! `Error::CudaUnavailable` saying why.
 
 use super::*;
@@ -16,17 +18,36 @@ use crate::Lowered;
 /// the launcher's name, or why there is none.
 pub type Gpu<'a> = Result<(&'a Lowered, &'a str), &'a str>;
 
-/// The items `NAME::cuda` (and its bounds program) adds to the pipeline's
+/// The items `NAME::cuda` and `NAME::cuda_device` add to the pipeline's
 /// module.
 pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
+    let host = one_entry(cp, gpu, Images::Host);
+    let device = one_entry(cp, gpu, Images::Device);
+    quote!(#host #device)
+}
+
+/// The entry taking `images`.
+fn one_entry(cp: &CheckedPipeline, gpu: Gpu, images: Images) -> TokenStream {
     let name = cp.ident.to_string();
-    let doc = format!(
-        "Runs [`{name}`](fn@super::{name}) on an NVIDIA GPU: the same arguments, checks and results, \
-         computed under the pipeline's GPU schedule (its `schedule {name} for cuda` block, else one \
-         kernel per computed func). Needs the crate built with `pipeline`'s `cuda` feature and \
-         `pipeline_build::cuda().compile()` in its build script; without them, or without a \
-         usable device, it returns `Error::CudaUnavailable`."
-    );
+    let doc = match images {
+        Images::Host => format!(
+            "Runs [`{name}`](fn@super::{name}) on an NVIDIA GPU: the same arguments, checks and results, \
+             computed under the pipeline's GPU schedule (its `schedule {name} for cuda` block, else one \
+             kernel per computed func); the inputs are copied to the device and the outputs back. \
+             Needs the crate built with `pipeline`'s `cuda` feature and \
+             `pipeline_build::cuda().compile()` in its build script; without them, or without a \
+             usable device, it returns `Error::CudaUnavailable`."
+        ),
+        Images::Device => format!(
+            "Runs [`{name}`](fn@super::{name}) on an NVIDIA GPU, as [`cuda`] does, on images in device \
+             memory ([`pipeline::cuda::DeviceBuffer`]), read and written where they are: no copies \
+             through the host. It returns once the kernels have finished."
+        ),
+    };
+    let fn_name = match images {
+        Images::Host => format_ident!("cuda"),
+        Images::Device => format_ident!("cuda_device"),
+    };
     let (l, symbol) = match gpu {
         Ok(x) => x,
         Err(reason) => {
@@ -34,6 +55,8 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
             return unavailable(
                 cp,
                 &doc,
+                &fn_name,
+                images,
                 quote!(::core::result::Result::Err(
                     ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
                 )),
@@ -51,9 +74,10 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
         bounds_body,
         checks,
         ..
-    } = entry(&g, cp, &l.input_strides);
+    } = entry(&g, cp, &l.input_strides, images);
     let p = &l.pipeline;
     let launcher = format_ident!("{}", symbol);
+    let on_device = Literal::i32_unsuffixed((images == Images::Device) as i32);
     let label = &name;
     // Each image as the launcher reads it: its origin's element, then
     // (min, extent, stride) per dimension.
@@ -61,7 +85,10 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
     let mut in_dims = Vec::new();
     for (i, inp) in p.inputs.iter().enumerate() {
         let v = format_ident!("__in{}", i);
-        in_ptrs.push(quote!(#v.__origin_ptr() as *const u8));
+        in_ptrs.push(match images {
+            Images::Host => quote!(#v.__origin_ptr() as *const u8),
+            Images::Device => quote!(#v.as_device_ptr() as *const u8),
+        });
         for d in 0..inp.dims {
             let d = Literal::usize_unsuffixed(d);
             in_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
@@ -77,7 +104,10 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
     let mut out_dims = Vec::new();
     for (k, &f) in p.outputs.iter().enumerate() {
         let v = format_ident!("__out{}", k);
-        out_ptrs.push(quote!(#v.__origin_ptr_mut() as *mut u8));
+        out_ptrs.push(match images {
+            Images::Host => quote!(#v.__origin_ptr_mut() as *mut u8),
+            Images::Device => quote!(#v.__device_ptr_mut() as *mut u8),
+        });
         for d in 0..p.funcs[f].dims() {
             let d = Literal::usize_unsuffixed(d);
             out_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
@@ -107,6 +137,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
                 params: *const *const u8,
                 outputs: *const *mut u8,
                 output_dims: *const i64,
+                on_device: i32,
             ) -> i32;
         }
         // One more element each, so that no array is empty.
@@ -115,11 +146,12 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
         let __params = [#(#param_ptrs,)* ::core::ptr::null::<u8>()];
         let mut __outputs = [#(#out_ptrs,)* ::core::ptr::null_mut::<u8>()];
         let __output_dims = [#(#out_dims,)* 0i64];
-        // SAFETY: every pointer is a view's origin (or a parameter's
-        // value) and the launcher reads and writes only the views' spans
-        // by their strides, which the checks above and the views' own
-        // invariants keep inside their memory; `__s` is the bounds program
-        // of the GPU lowering the launcher was generated from.
+        // SAFETY: every pointer is a view's origin, or a device buffer's
+        // (with `on_device`), or a parameter's value, and the launcher
+        // reads and writes only the images' spans by their strides, which
+        // the checks above and the images' own invariants keep inside
+        // their memory; `__s` is the bounds program of the GPU lowering
+        // the launcher was generated from.
         let __rc = unsafe {
             #launcher(
                 __s.as_ptr(),
@@ -128,6 +160,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
                 __params.as_ptr(),
                 __outputs.as_mut_ptr() as *const *mut u8,
                 __output_dims.as_ptr(),
+                #on_device,
             )
         };
         ::pipeline::rt::cuda_result(#label, __rc)
@@ -141,7 +174,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
-        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+        pub fn #fn_name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             #[cfg(pipeline_cuda)]
             {
                 #body
@@ -155,8 +188,14 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
     }
 }
 
-/// `NAME::cuda` that returns `result` whatever it is given.
-fn unavailable(cp: &CheckedPipeline, doc: &str, result: TokenStream) -> TokenStream {
+/// The entry `fn_name` that returns `result` whatever it is given.
+fn unavailable(
+    cp: &CheckedPipeline,
+    doc: &str,
+    fn_name: &Ident,
+    images: Images,
+    result: TokenStream,
+) -> TokenStream {
     let b = crate::analysis::bounds::infer(&cp.pipeline);
     let strides: Vec<Vec<Option<usize>>> = cp
         .pipeline
@@ -165,11 +204,11 @@ fn unavailable(cp: &CheckedPipeline, doc: &str, result: TokenStream) -> TokenStr
         .map(|i| vec![None; i.dims])
         .collect();
     let g = Gen::new(&cp.pipeline, &b, &strides);
-    let params = entry(&g, cp, &strides).params;
+    let params = entry(&g, cp, &strides, images).params;
     quote! {
         #[doc = #doc]
         #[allow(unused_variables, non_snake_case, clippy::all)]
-        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+        pub fn #fn_name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             #result
         }
     }

@@ -29,8 +29,23 @@ pub(super) struct Entry {
     pub checks: Vec<TokenStream>,
 }
 
-/// The entry's parts for `g`'s pipeline and bounds program.
-pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<usize>>]) -> Entry {
+/// What an entry takes its images as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Images {
+    /// Views of host memory (`AsView`, `AsViewMut`).
+    Host,
+    /// `pipeline::cuda::DeviceBuffer`s.
+    Device,
+}
+
+/// The entry's parts for `g`'s pipeline and bounds program, its images
+/// taken as `images`.
+pub(super) fn entry(
+    g: &Gen,
+    cp: &CheckedPipeline,
+    input_strides: &[Vec<Option<usize>>],
+    images: Images,
+) -> Entry {
     let (p, b) = (g.p, g.b);
     // Parameters of the entry, in declaration order, then the outputs.
     let mut params = Vec::new();
@@ -51,10 +66,15 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
                 format_ident!("__in{}_min", i),
                 format_ident!("__in{}_shape", i),
             );
-            params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
             let label = &inp.name;
+            if images == Images::Host {
+                params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
+                prologue.push(quote!(let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);));
+            } else {
+                params.push(quote!(#user: &::pipeline::cuda::DeviceBuffer<#ty, #n>));
+                prologue.push(quote!(let #v = #user;));
+            }
             prologue.push(quote! {
-                let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
                 ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
             });
             bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
@@ -102,10 +122,15 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
             format_ident!("__out{}_min", k),
             format_ident!("__out{}_shape", k),
         );
-        params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
         let label = &p.funcs[f].name;
+        if images == Images::Host {
+            params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
+            prologue.push(quote!(let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);));
+        } else {
+            params.push(quote!(#user: &mut ::pipeline::cuda::DeviceBuffer<#ty, #n>));
+            prologue.push(quote!(let #v = #user;));
+        }
         prologue.push(quote! {
-            let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
             ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
         });
         empty_checks.push(quote!(#v.shape().contains(&0)));
