@@ -26,7 +26,7 @@ use crate::front::check::CheckedPipeline;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
-use entry::{entry, Entry, Images};
+use entry::{entry, Entry};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
@@ -925,7 +925,8 @@ pub fn generate(input: &Input) -> TokenStream {
         nsyms,
         bounds_body,
         checks,
-    } = entry(&g, cp, input.input_strides, Images::Host);
+        ..
+    } = entry(&g, cp, input.input_strides);
 
     let loops = g.stmt(input.body);
     let vectors = if !has_vector_loop(input.body) {

@@ -18,18 +18,18 @@ use crate::Lowered;
 /// the launcher's name, or why there is none.
 pub type Gpu<'a> = Result<(&'a Lowered, &'a str), &'a str>;
 
-/// The items `NAME::cuda` and `NAME::cuda_device` add to the pipeline's
-/// module.
-pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
-    let host = one_entry(cp, gpu, Images::Host);
-    let device = one_entry(cp, gpu, Images::Device);
-    quote!(#host #device)
+/// What an entry takes its images as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Images {
+    /// Views of host memory (`AsView`, `AsViewMut`).
+    Host,
+    /// `pipeline::cuda::DeviceBuffer`s.
+    Device,
 }
 
-/// The entry taking `images`.
-fn one_entry(cp: &CheckedPipeline, gpu: Gpu, images: Images) -> TokenStream {
-    let name = cp.ident.to_string();
-    let doc = match images {
+/// The entries' doc comments.
+fn doc(name: &str, images: Images) -> String {
+    match images {
         Images::Host => format!(
             "Runs [`{name}`](fn@super::{name}) on an NVIDIA GPU: the same arguments, checks and results, \
              computed under the pipeline's GPU schedule (its `schedule {name} for cuda` block, else one \
@@ -43,30 +43,26 @@ fn one_entry(cp: &CheckedPipeline, gpu: Gpu, images: Images) -> TokenStream {
              memory ([`pipeline::cuda::DeviceBuffer`]), read and written where they are: no copies \
              through the host. It returns once the kernels have finished."
         ),
-    };
-    let fn_name = match images {
-        Images::Host => format_ident!("cuda"),
-        Images::Device => format_ident!("cuda_device"),
-    };
+    }
+}
+
+/// The items `NAME::cuda` and `NAME::cuda_device` add to the pipeline's
+/// module: the two entries, and what they share in `__cuda` (the GPU
+/// lowering's bounds program and the launcher's declaration), which
+/// exists only under `cfg(pipeline_cuda)`. The module allows that `cfg`,
+/// which crates that do not compile the GPU versions do not declare.
+pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
+    let name = cp.ident.to_string();
     let (l, symbol) = match gpu {
         Ok(x) => x,
-        Err(reason) => {
-            let reason = format!("pipeline `{name}` has no GPU version: {reason}");
-            return unavailable(
-                cp,
-                &doc,
-                &fn_name,
-                images,
-                quote!(::core::result::Result::Err(
-                    ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
-                )),
-            );
-        }
+        Err(reason) => return unavailable(cp, reason),
     };
     let g = Gen::new(&l.pipeline, &l.bounds, &l.input_strides);
     let Entry {
         params,
         prologue,
+        device_params,
+        device_prologue,
         bounds_params,
         bounds_args,
         empty_checks,
@@ -74,110 +70,121 @@ fn one_entry(cp: &CheckedPipeline, gpu: Gpu, images: Images) -> TokenStream {
         bounds_body,
         checks,
         ..
-    } = entry(&g, cp, &l.input_strides, images);
+    } = entry(&g, cp, &l.input_strides);
     let p = &l.pipeline;
     let launcher = format_ident!("{}", symbol);
-    let on_device = Literal::i32_unsuffixed((images == Images::Device) as i32);
     let label = &name;
-    // Each image as the launcher reads it: its origin's element, then
-    // (min, extent, stride) per dimension.
-    let mut in_ptrs = Vec::new();
-    let mut in_dims = Vec::new();
-    for (i, inp) in p.inputs.iter().enumerate() {
-        let v = format_ident!("__in{}", i);
-        in_ptrs.push(match images {
-            Images::Host => quote!(#v.__origin_ptr() as *const u8),
-            Images::Device => quote!(#v.as_device_ptr() as *const u8),
-        });
-        for d in 0..inp.dims {
-            let d = Literal::usize_unsuffixed(d);
-            in_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+    // The call of the launcher, with each image as the launcher reads it:
+    // its origin's element, then (min, extent, stride) per dimension.
+    let call = |images: Images| {
+        let mut in_ptrs = Vec::new();
+        let mut in_dims = Vec::new();
+        for (i, inp) in p.inputs.iter().enumerate() {
+            let v = format_ident!("__in{}", i);
+            in_ptrs.push(match images {
+                Images::Host => quote!(#v.__origin_ptr() as *const u8),
+                Images::Device => quote!(#v.as_device_ptr() as *const u8),
+            });
+            for d in 0..inp.dims {
+                let d = Literal::usize_unsuffixed(d);
+                in_dims
+                    .push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+            }
         }
-    }
-    let param_ptrs: Vec<TokenStream> = (0..p.params.len())
-        .map(|i| {
+        let param_ptrs = (0..p.params.len()).map(|i| {
             let v = ident(names::param(i));
             quote!(&#v as *const _ as *const u8)
-        })
-        .collect();
-    let mut out_ptrs = Vec::new();
-    let mut out_dims = Vec::new();
-    for (k, &f) in p.outputs.iter().enumerate() {
-        let v = format_ident!("__out{}", k);
-        out_ptrs.push(match images {
-            Images::Host => quote!(#v.__origin_ptr_mut() as *mut u8),
-            Images::Device => quote!(#v.__device_ptr_mut() as *mut u8),
         });
-        for d in 0..p.funcs[f].dims() {
-            let d = Literal::usize_unsuffixed(d);
-            out_dims.push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+        let mut out_ptrs = Vec::new();
+        let mut out_dims = Vec::new();
+        for (k, &f) in p.outputs.iter().enumerate() {
+            let v = format_ident!("__out{}", k);
+            out_ptrs.push(match images {
+                Images::Host => quote!(#v.__origin_ptr_mut() as *mut u8),
+                Images::Device => quote!(#v.__device_ptr_mut() as *mut u8),
+            });
+            for d in 0..p.funcs[f].dims() {
+                let d = Literal::usize_unsuffixed(d);
+                out_dims
+                    .push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+            }
         }
-    }
-    // The GPU lowering's bounds program (its symbols differ from the CPU
-    // lowering's where the schedules inline differently), inside the
-    // entry: a `cfg` on an item of its own would warn in every crate
-    // that does not declare `pipeline_cuda`.
-    let body = quote! {
-        fn __cuda_bounds(#(#bounds_params),*) -> [i64; #nsyms] {
-            let mut __s = [0i64; #nsyms];
-            #(#bounds_body)*
-            __s
+        let on_device = Literal::i32_unsuffixed((images == Images::Device) as i32);
+        quote! {
+            if true #(&& #empty_checks)* {
+                return ::core::result::Result::Ok(());
+            }
+            let __s: [i64; #nsyms] = __cuda::bounds(#(#bounds_args),*);
+            #(#checks)*
+            // One more element each, so that no array is empty.
+            let __inputs = [#(#in_ptrs,)* ::core::ptr::null::<u8>()];
+            let __input_dims = [#(#in_dims,)* 0i64];
+            let __params = [#(#param_ptrs,)* ::core::ptr::null::<u8>()];
+            let mut __outputs = [#(#out_ptrs,)* ::core::ptr::null_mut::<u8>()];
+            let __output_dims = [#(#out_dims,)* 0i64];
+            // SAFETY: every pointer is a view's origin, or a device
+            // buffer's (with `on_device`), or a parameter's value, and the
+            // launcher reads and writes only the images' spans by their
+            // strides, which the checks above and the images' own
+            // invariants keep inside their memory; `__s` is the bounds
+            // program of the GPU lowering the launcher was generated from.
+            let __rc = unsafe {
+                __cuda::#launcher(
+                    __s.as_ptr(),
+                    __inputs.as_ptr(),
+                    __input_dims.as_ptr(),
+                    __params.as_ptr(),
+                    __outputs.as_mut_ptr() as *const *mut u8,
+                    __output_dims.as_ptr(),
+                    #on_device,
+                )
+            };
+            ::pipeline::rt::cuda_result(#label, __rc)
         }
-        #(#prologue)*
-        if true #(&& #empty_checks)* {
-            return ::core::result::Result::Ok(());
-        }
-        let __s: [i64; #nsyms] = __cuda_bounds(#(#bounds_args),*);
-        #(#checks)*
-        extern "C" {
-            fn #launcher(
-                syms: *const i64,
-                inputs: *const *const u8,
-                input_dims: *const i64,
-                params: *const *const u8,
-                outputs: *const *mut u8,
-                output_dims: *const i64,
-                on_device: i32,
-            ) -> i32;
-        }
-        // One more element each, so that no array is empty.
-        let __inputs = [#(#in_ptrs,)* ::core::ptr::null::<u8>()];
-        let __input_dims = [#(#in_dims,)* 0i64];
-        let __params = [#(#param_ptrs,)* ::core::ptr::null::<u8>()];
-        let mut __outputs = [#(#out_ptrs,)* ::core::ptr::null_mut::<u8>()];
-        let __output_dims = [#(#out_dims,)* 0i64];
-        // SAFETY: every pointer is a view's origin, or a device buffer's
-        // (with `on_device`), or a parameter's value, and the launcher
-        // reads and writes only the images' spans by their strides, which
-        // the checks above and the images' own invariants keep inside
-        // their memory; `__s` is the bounds program of the GPU lowering
-        // the launcher was generated from.
-        let __rc = unsafe {
-            #launcher(
-                __s.as_ptr(),
-                __inputs.as_ptr(),
-                __input_dims.as_ptr(),
-                __params.as_ptr(),
-                __outputs.as_mut_ptr() as *const *mut u8,
-                __output_dims.as_ptr(),
-                #on_device,
-            )
-        };
-        ::pipeline::rt::cuda_result(#label, __rc)
     };
+    let (host_call, device_call) = (call(Images::Host), call(Images::Device));
     let reason = format!(
         "pipeline `{name}` was built without its GPU version: enable `pipeline`'s `cuda` feature and call `pipeline_build::cuda().compile()` in the crate's build script, on a machine with nvcc (its warning says why it did not compile)"
     );
     let fallback = quote!(::core::result::Result::Err(
         ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
     ));
+    let (host_doc, device_doc) = (doc(&name, Images::Host), doc(&name, Images::Device));
     quote! {
-        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(unexpected_cfgs)]
+        mod __cuda {
+            /// The GPU lowering's bounds program (its symbols differ
+            /// from the CPU lowering's where the schedules inline
+            /// differently).
+            #[cfg(pipeline_cuda)]
+            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
+            pub(super) fn bounds(#(#bounds_params),*) -> [i64; #nsyms] {
+                let mut __s = [0i64; #nsyms];
+                #(#bounds_body)*
+                __s
+            }
+            #[cfg(pipeline_cuda)]
+            extern "C" {
+                pub(super) fn #launcher(
+                    syms: *const i64,
+                    inputs: *const *const u8,
+                    input_dims: *const i64,
+                    params: *const *const u8,
+                    outputs: *const *mut u8,
+                    output_dims: *const i64,
+                    on_device: i32,
+                ) -> i32;
+            }
+        }
+
+        #[doc = #host_doc]
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
-        pub fn #fn_name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             #[cfg(pipeline_cuda)]
             {
-                #body
+                #(#prologue)*
+                #host_call
             }
             #[cfg(not(pipeline_cuda))]
             {
@@ -185,17 +192,28 @@ fn one_entry(cp: &CheckedPipeline, gpu: Gpu, images: Images) -> TokenStream {
             }
         }
 
+        #[doc = #device_doc]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
+        pub fn cuda_device(#(#device_params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            #[cfg(pipeline_cuda)]
+            {
+                #(#device_prologue)*
+                #device_call
+            }
+            #[cfg(not(pipeline_cuda))]
+            {
+                #fallback
+            }
+        }
     }
 }
 
-/// The entry `fn_name` that returns `result` whatever it is given.
-fn unavailable(
-    cp: &CheckedPipeline,
-    doc: &str,
-    fn_name: &Ident,
-    images: Images,
-    result: TokenStream,
-) -> TokenStream {
+/// `NAME::cuda` and `NAME::cuda_device` for a pipeline without a GPU
+/// version: they return `CudaUnavailable` with `reason`, whatever they are
+/// given.
+fn unavailable(cp: &CheckedPipeline, reason: &str) -> TokenStream {
+    let name = cp.ident.to_string();
+    let reason = format!("pipeline `{name}` has no GPU version: {reason}");
     let b = crate::analysis::bounds::infer(&cp.pipeline);
     let strides: Vec<Vec<Option<usize>>> = cp
         .pipeline
@@ -204,12 +222,27 @@ fn unavailable(
         .map(|i| vec![None; i.dims])
         .collect();
     let g = Gen::new(&cp.pipeline, &b, &strides);
-    let params = entry(&g, cp, &strides, images).params;
+    let Entry {
+        params,
+        device_params,
+        ..
+    } = entry(&g, cp, &strides);
+    let (host_doc, device_doc) = (doc(&name, Images::Host), doc(&name, Images::Device));
     quote! {
-        #[doc = #doc]
+        #[doc = #host_doc]
         #[allow(unused_variables, non_snake_case, clippy::all)]
-        pub fn #fn_name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
-            #result
+        pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            ::core::result::Result::Err(
+                ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
+            )
+        }
+
+        #[doc = #device_doc]
+        #[allow(unused_variables, non_snake_case, clippy::all)]
+        pub fn cuda_device(#(#device_params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            ::core::result::Result::Err(
+                ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
+            )
         }
     }
 }

@@ -11,6 +11,9 @@ pub(super) struct Entry {
     pub params: Vec<TokenStream>,
     /// Views of the arguments, with their coordinates checked.
     pub prologue: Vec<TokenStream>,
+    /// The same with `pipeline::cuda::DeviceBuffer`s for the images.
+    pub device_params: Vec<TokenStream>,
+    pub device_prologue: Vec<TokenStream>,
     /// `__bounds`' parameters, and the entry's arguments to it.
     pub bounds_params: Vec<TokenStream>,
     pub bounds_args: Vec<TokenStream>,
@@ -29,27 +32,14 @@ pub(super) struct Entry {
     pub checks: Vec<TokenStream>,
 }
 
-/// What an entry takes its images as.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Images {
-    /// Views of host memory (`AsView`, `AsViewMut`).
-    Host,
-    /// `pipeline::cuda::DeviceBuffer`s.
-    Device,
-}
-
-/// The entry's parts for `g`'s pipeline and bounds program, its images
-/// taken as `images`.
-pub(super) fn entry(
-    g: &Gen,
-    cp: &CheckedPipeline,
-    input_strides: &[Vec<Option<usize>>],
-    images: Images,
-) -> Entry {
+/// The entry's parts for `g`'s pipeline and bounds program.
+pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<usize>>]) -> Entry {
     let (p, b) = (g.p, g.b);
     // Parameters of the entry, in declaration order, then the outputs.
     let mut params = Vec::new();
     let mut prologue = Vec::new();
+    let mut device_params = Vec::new();
+    let mut device_prologue = Vec::new();
     let mut bounds_params = Vec::new();
     let mut bounds_args = Vec::new();
     let mut region_params = Vec::new();
@@ -67,16 +57,16 @@ pub(super) fn entry(
                 format_ident!("__in{}_shape", i),
             );
             let label = &inp.name;
-            if images == Images::Host {
-                params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
-                prologue.push(quote!(let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);));
-            } else {
-                params.push(quote!(#user: &::pipeline::cuda::DeviceBuffer<#ty, #n>));
-                prologue.push(quote!(let #v = #user;));
-            }
-            prologue.push(quote! {
+            let coords = quote! {
                 ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
+            };
+            params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
+            prologue.push(quote! {
+                let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
+                #coords
             });
+            device_params.push(quote!(#user: &::pipeline::cuda::DeviceBuffer<#ty, #n>));
+            device_prologue.push(quote!(let #v = #user; #coords));
             bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
             bounds_args.push(quote!(#v.origin(), #v.shape()));
             region_params.push(quote!(#user: ::pipeline::Region<#n>));
@@ -97,6 +87,8 @@ pub(super) fn entry(
             let v = ident(names::param(i));
             params.push(quote!(#user: #ty));
             prologue.push(quote!(let #v: #ty = #user;));
+            device_params.push(quote!(#user: #ty));
+            device_prologue.push(quote!(let #v: #ty = #user;));
             bounds_params.push(quote!(#v: #ty));
             bounds_args.push(quote!(#v));
             region_params.push(quote!(#user: #ty));
@@ -123,16 +115,16 @@ pub(super) fn entry(
             format_ident!("__out{}_shape", k),
         );
         let label = &p.funcs[f].name;
-        if images == Images::Host {
-            params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
-            prologue.push(quote!(let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);));
-        } else {
-            params.push(quote!(#user: &mut ::pipeline::cuda::DeviceBuffer<#ty, #n>));
-            prologue.push(quote!(let #v = #user;));
-        }
-        prologue.push(quote! {
+        let coords = quote! {
             ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
+        };
+        params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
+        prologue.push(quote! {
+            let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
+            #coords
         });
+        device_params.push(quote!(#user: &mut ::pipeline::cuda::DeviceBuffer<#ty, #n>));
+        device_prologue.push(quote!(let #v = #user; #coords));
         empty_checks.push(quote!(#v.shape().contains(&0)));
         bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
         bounds_args.push(quote!(#v.origin(), #v.shape()));
@@ -225,6 +217,8 @@ pub(super) fn entry(
     Entry {
         params,
         prologue,
+        device_params,
+        device_prologue,
         bounds_params,
         bounds_args,
         region_params,
