@@ -47,17 +47,31 @@ int main(int argc, char** argv) {
         for (auto& p : params) p = num();
         std::vector<Img> given(num());
         for (auto& m : given) m = image();
-        // With copies to the device and back, then on device memory
-        // (which is host memory here), from the same outputs.
+        // With copies to the device and back, then on images in device
+        // memory (copied there and back here), from the same outputs.
         for (int on_device = 0; on_device < 2; on_device++) {
             std::vector<Img> outs = given;
             std::vector<const void*> in_ptr, param_ptr; std::vector<void*> out_ptr;
             std::vector<int64_t> in_dims, out_dims;
-            for (auto& m : ins) { in_ptr.push_back(m.data.data()); in_dims.insert(in_dims.end(), m.dims.begin(), m.dims.end()); }
+            std::vector<void*> on_gpu;
+            int rc = 0;
+            auto place = [&](Img& m) -> void* {
+                if (!on_device) return m.data.data();
+                void* d = 0;
+                if (cudaMalloc(&d, m.data.size()) != cudaSuccess || cudaMemcpy(d, m.data.data(), m.data.size(), cudaMemcpyHostToDevice) != cudaSuccess) rc = -1;
+                on_gpu.push_back(d);
+                return d;
+            };
+            for (auto& m : ins) { in_ptr.push_back(place(m)); in_dims.insert(in_dims.end(), m.dims.begin(), m.dims.end()); }
             for (auto& p : params) param_ptr.push_back(&p);
-            for (auto& m : outs) { out_ptr.push_back(m.data.data()); out_dims.insert(out_dims.end(), m.dims.begin(), m.dims.end()); }
+            for (auto& m : outs) { out_ptr.push_back(place(m)); out_dims.insert(out_dims.end(), m.dims.begin(), m.dims.end()); }
             in_dims.push_back(0); out_dims.push_back(0); in_ptr.push_back(0); param_ptr.push_back(0); out_ptr.push_back(0);
-            int rc = LAUNCHERS[which](syms.data(), in_ptr.data(), in_dims.data(), param_ptr.data(), out_ptr.data(), out_dims.data(), on_device);
+            if (rc == 0) rc = LAUNCHERS[which](syms.data(), in_ptr.data(), in_dims.data(), param_ptr.data(), out_ptr.data(), out_dims.data(), on_device);
+            if (on_device) {
+                for (size_t k = 0; k < outs.size(); k++)
+                    if (rc == 0 && cudaMemcpy(outs[k].data.data(), out_ptr[k], outs[k].data.size(), cudaMemcpyDeviceToHost) != cudaSuccess) rc = -1;
+                for (void* d : on_gpu) cudaFree(d);
+            }
             printf("rc %d\n", rc);
             for (auto& m : outs) {
                 for (size_t i = 0; i < m.data.size(); i++) printf("%02x", m.data[i]);
@@ -156,6 +170,14 @@ fn request(
 
 /// Emits, compiles and runs `programs` (name, lowered) at odd sizes, and
 /// compares every output with the interpreter's.
+///
+/// For a machine with a GPU: with `PIPELINE_CUDA_KIT=DIR`, the program
+/// (`DIR/WHAT.cu`, for nvcc, the driver included) and its requests
+/// (`DIR/WHAT.bin`) are also written there; `nvcc -o p WHAT.cu && ./p
+/// WHAT.bin > WHAT.txt` runs them on the GPU; and with
+/// `PIPELINE_CUDA_RESULTS=DIR` this test checks `DIR/WHAT.txt`, the GPU's
+/// output, instead of running the emulation (`scripts/gpu_check.sh` does
+/// all of it).
 fn check(programs: Vec<(String, Lowered)>, what: &str) {
     let mut source = format!("{PRELUDE}\n{EMULATION}\n");
     let mut launchers = Vec::new();
@@ -190,13 +212,30 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
     );
     let data = dir.join("requests.bin");
     std::fs::write(&data, &file).unwrap();
-    let out = Command::new(&bin).arg(&data).output().unwrap();
-    assert!(
-        out.status.success(),
-        "the emulation failed: {:?}",
-        out.status
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    if let Some(kit) = std::env::var_os("PIPELINE_CUDA_KIT") {
+        let kit = std::path::Path::new(&kit);
+        std::fs::create_dir_all(kit).unwrap();
+        std::fs::write(kit.join(format!("{what}.cu")), &source).unwrap();
+        std::fs::write(kit.join(format!("{what}.bin")), &file).unwrap();
+    }
+    let text = match std::env::var_os("PIPELINE_CUDA_RESULTS") {
+        Some(results) => {
+            let path = std::path::Path::new(&results).join(format!("{what}.txt"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("the GPU's results {}: {e}", path.display()));
+            eprintln!("checking the GPU's results in {}", path.display());
+            text
+        }
+        None => {
+            let out = Command::new(&bin).arg(&data).output().unwrap();
+            assert!(
+                out.status.success(),
+                "the emulation failed: {:?}",
+                out.status
+            );
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
     let mut lines = text.lines();
     for (run, mode) in runs
         .iter()
