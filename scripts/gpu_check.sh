@@ -19,7 +19,11 @@
 #   build.rs: NAME::cuda and a chain of NAME::cuda_device on DeviceBuffers
 #   against the CPU entry (every line must say "ran: same");
 # - examples/cuda_blur: the blur with its tile staged in shared memory, and
-#   its kernels alone on device buffers, with the bandwidth they reach.
+#   its kernels alone on device buffers, with the bandwidth they reach;
+# - the comparison with Halide 21's CUDA target: benches/cuda (ours, on
+#   device buffers) and benches/cuda/halide_aot.py (Halide's same algorithms
+#   and schedules, compiled ahead of time here), alternating in 3 rounds,
+#   outputs compared bit for bit there; `check` prints the table.
 #
 # nvcc comes from CUDA_HOME, else from NVIDIA's PyPI wheels in
 # target/cuda-venv (as .ci/run installs them). The GPU code is built for
@@ -65,7 +69,13 @@ prepare() {
     cp target/tmp/cuda-build-target/debug/gpu "$KIT/cuda_build"
     (cd examples/cuda_blur && PIPELINE_CUDA_ARCHS=$ARCHS cargo build -q --release)
     cp examples/cuda_blur/target/release/cuda_blur "$KIT/cuda_blur"
-    strip "$KIT/cuda_build" "$KIT/cuda_blur" "$KIT/kit/default" "$KIT/kit/hand" 2>/dev/null || true
+    # The comparison with Halide's CUDA target.
+    (cd benches/cuda && PIPELINE_CUDA_ARCHS=$ARCHS cargo build -q --release)
+    cp benches/cuda/target/release/cuda_compare "$KIT/cuda_compare"
+    python3 benches/cuda/halide_aot.py "$PWD/target/cuda-compare"
+    cp target/cuda-compare/halide_cuda "$KIT/halide_cuda"
+    strip "$KIT/cuda_build" "$KIT/cuda_blur" "$KIT/cuda_compare" "$KIT/halide_cuda" \
+        "$KIT/kit/default" "$KIT/kit/hand" 2>/dev/null || true
     du -sh "$KIT"
     echo "prepared: on the GPU machine, carry $KIT and run: scripts/gpu_check.sh run"
 }
@@ -84,6 +94,26 @@ run() {
     echo "== cuda_blur"
     local here=$PWD
     (cd "$(mktemp -d)" && "$here/$KIT/cuda_blur") | tee "$out/cuda_blur.txt"
+    echo "== ours and Halide's, 3 rounds"
+    local dumps
+    dumps=$(mktemp -d)
+    mkdir -p "$dumps/ours" "$dumps/halide"
+    : > "$out/bench.txt"
+    for round in 1 2 3; do
+        local ours=() halide=()
+        [ "$round" = 1 ] && ours=("$dumps/ours") && halide=("$dumps/halide")
+        "$KIT/cuda_compare" "${ours[@]}" | sed "s/^RESULT/ours $round/" | tee -a "$out/bench.txt"
+        "$KIT/halide_cuda" "${halide[@]}" | sed "s/^RESULT/halide $round/" | tee -a "$out/bench.txt"
+    done
+    for f in "$dumps"/ours/*.bin; do
+        local name
+        name=$(basename "$f" .bin)
+        if cmp -s "$f" "$dumps/halide/$name.bin"; then
+            echo "outputs $name equal" | tee -a "$out/bench.txt"
+        else
+            echo "outputs $name DIFFERENT" | tee -a "$out/bench.txt"
+        fi
+    done
 }
 
 check() {
@@ -95,7 +125,23 @@ check() {
     same=$(grep -c '^ran: same$' "$dir/cuda_build.txt" || true)
     echo "cuda_build: $same of 3 entries ran and gave the CPU's outputs"
     cat "$dir/cuda_blur.txt"
-    [ "$same" = 3 ]
+    python3 - "$dir/bench.txt" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] in ("ours", "halide") and len(f) >= 6:
+        times.setdefault(f[2], {}).setdefault(f[0], {})[f[1]] = float(f[4])
+    elif f[0] == "outputs":
+        print(line.strip())
+print(f"{'pipeline':<12} {'ours ms':>9} {'Halide ms':>10} {'ours/Halide':>12}  (medians over rounds)")
+for name, sides in times.items():
+    o, h = sides.get("ours", {}), sides.get("halide", {})
+    ratios = [o[r] / h[r] for r in o if r in h]
+    if ratios:
+        print(f"{name:<12} {statistics.median(o.values()):>9.3f} {statistics.median(h.values()):>10.3f} {statistics.median(ratios):>12.2f}")
+PY
+    ! grep -q DIFFERENT "$dir/bench.txt" && [ "$same" = 3 ]
 }
 
 case "${1:-}" in

@@ -1,0 +1,3 @@
+fn main() {
+    pipeline_build::cuda().compile();
+}

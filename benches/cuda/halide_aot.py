@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Halide 21's CUDA versions of the GPU comparison's pipelines, compiled ahead
+of time here (no GPU needed) into one program, `halide_cuda`, that a machine
+with a GPU runs without Python or Halide: it times each pipeline on buffers
+already on the device and writes its outputs for the comparison with ours.
+
+    python3 benches/cuda/halide_aot.py OUT_DIR
+
+The algorithms and GPU schedules are those of benches/cuda/src/main.rs, in
+Halide's Python API: the same arithmetic (integer pipelines, so the outputs
+must be equal bit for bit), the same tiles (32 x 8 threads), and a func
+staged per block in shared memory where ours is. Runs itself in the virtual
+environment of benches/halide/compare.py (target/halide-venv), creating it
+if needed. The kernels are PTX for compute capability 8.0, which the driver
+compiles for the GPU at hand; the runtime loads libcuda at run time.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / "target" / "halide-venv"
+TARGET = "x86-64-linux-cuda-cuda_capability_80"
+
+
+def reexec_in_venv():
+    if Path(sys.prefix).resolve() == VENV.resolve():
+        return
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "halide>=21,<22", "numpy"], check=True)
+    os.execv(str(python), [str(python), *sys.argv])
+
+
+def pipelines(hl):
+    """name -> (output func, input param), scheduled for the GPU."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
+    u16, u32 = hl.UInt(16), hl.UInt(32)
+    out = {}
+
+    def blur(name, shared):
+        inp = hl.ImageParam(u16, 2, "input")
+        c = hl.BoundaryConditions.repeat_edge(inp)
+        blur_x, o = hl.Func("blur_x"), hl.Func(name)
+        blur_x[x, y] = (hl.cast(u32, c[x - 1, y]) + hl.cast(u32, c[x, y]) + hl.cast(u32, c[x + 1, y])) / 3
+        o[x, y] = hl.cast(u16, (blur_x[x, y - 1] + blur_x[x, y] + blur_x[x, y + 1]) / 3)
+        o.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+        if shared:
+            blur_x.compute_at(o, xo).gpu_threads(x, y)
+        else:
+            blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+        out[name] = (o, inp)
+
+    blur("blur_root", False)
+    blur("blur_shared", True)
+
+    inp = hl.ImageParam(hl.UInt(8), 2, "input")
+    c = hl.BoundaryConditions.repeat_edge(inp)
+    gx, g = hl.Func("gauss_x"), hl.Func("gauss5x5")
+    w = lambda k: hl.cast(u16, c[x + k, y])
+    gx[x, y] = w(-2) + 4 * w(-1) + 6 * w(0) + 4 * w(1) + w(2)
+    g[x, y] = hl.cast(
+        hl.UInt(8),
+        (gx[x, y - 2] + 4 * gx[x, y - 1] + 6 * gx[x, y] + 4 * gx[x, y + 1] + gx[x, y + 2] + 128) >> 8,
+    )
+    g.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    gx.compute_at(g, xo).gpu_threads(x, y)
+    out["gauss5x5"] = (g, inp)
+
+    inp = hl.ImageParam(u16, 2, "input")
+    d = hl.Func("down2")
+    p = lambda dx, dy: hl.cast(u32, inp[2 * x + dx, 2 * y + dy])
+    d[x, y] = hl.cast(u16, (p(0, 0) + p(1, 0) + p(0, 1) + p(1, 1) + 2) >> 2)
+    d.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    out["down2"] = (d, inp)
+
+    inp = hl.ImageParam(hl.UInt(8), 3, "rgb")
+    gr = hl.Func("grey")
+    ch = lambda k: hl.cast(u16, inp[x, y, k])
+    gr[x, y] = hl.cast(hl.UInt(8), (ch(0) * 77 + ch(1) * 150 + ch(2) * 29) >> 8)
+    gr.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    out["grey"] = (gr, inp)
+    return out
+
+
+def main():
+    reexec_in_venv()
+    import halide as hl
+
+    dest = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "target" / "cuda-compare").resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    target = hl.Target(TARGET + "-no_runtime")
+    libs = []
+    for name, (func, inp) in pipelines(hl).items():
+        prefix = str(dest / f"halide_{name}")
+        func.compile_to_static_library(prefix, [inp], f"halide_{name}", target)
+        libs.append(prefix + ".a")
+    runtime = str(dest / "halide_runtime.o")
+    hl.compile_standalone_runtime(runtime, hl.Target(TARGET))
+    include = Path(hl.__file__).parent / "include"
+    driver = Path(__file__).parent / "halide_driver.cpp"
+    exe = dest / "halide_cuda"
+    cmd = ["c++", "-O2", "-std=c++17", f"-I{include}", f"-I{dest}", str(driver), *libs, runtime,
+           "-ldl", "-lpthread", "-o", str(exe)]
+    subprocess.run(cmd, check=True)
+    print(f"built {exe}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+//! Our CUDA pipelines beside Halide's (`halide_aot.py` builds Halide's side,
+//! `halide_driver.cpp` times it the same way): each times `NAME::cuda_device`
+//! on images already in device memory (warm-up calls, then the median and
+//! the fastest of `CUDA_COMPARE_RUNS` calls, 50 by default, each returning
+//! once its kernels have finished), checks the output against the CPU
+//! entry's, and prints `RESULT name WxH median_ms min_ms`; with a directory
+//! argument it writes each output's bytes there as `name.bin`, for the
+//! comparison with Halide's, which must be equal bit for bit.
+//!
+//! The algorithms are the CPU comparison's (benches/halide_compare.rs), grey
+//! from planar RGB (a device buffer is dense); the GPU schedules are 32 x 8
+//! threads a block, with the stencils' first stage staged per block in
+//! shared memory, and the blur also with its first stage at root, as
+//! Halide's same schedules.
+
+use pipeline::cuda::DeviceBuffer;
+use pipeline::{pipeline, Buffer, Element, Error};
+use std::time::Instant;
+
+pipeline! {
+    pub fn blur_root(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur_root for cuda {
+        blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    pub fn blur_shared(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur_shared for cuda {
+        blur_x.compute_at(out, xo);
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
+        let c = input.clamp_edge();
+        gauss_x(x, y) = (c(x - 2, y) as u16) + 4 * (c(x - 1, y) as u16) + 6 * (c(x, y) as u16)
+            + 4 * (c(x + 1, y) as u16) + (c(x + 2, y) as u16);
+        out(x, y) = ((gauss_x(x, y - 2) + 4 * gauss_x(x, y - 1) + 6 * gauss_x(x, y)
+            + 4 * gauss_x(x, y + 1) + gauss_x(x, y + 2) + 128) >> 8) as u8;
+        out
+    }
+    schedule gauss5x5 for cuda {
+        gauss_x.compute_at(out, xo);
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    pub fn down2(input: Image<u16, 2>) -> Image<u16, 2> {
+        out(x, y) = ((input(2 * x, 2 * y) as u32 + input(2 * x + 1, 2 * y) as u32
+            + input(2 * x, 2 * y + 1) as u32 + input(2 * x + 1, 2 * y + 1) as u32 + 2) >> 2) as u16;
+        out
+    }
+    schedule down2 for cuda {
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    pub fn grey(rgb: Image<u8, 3>) -> Image<u8, 2> {
+        out(x, y) = ((rgb(x, y, 0) as u16 * 77 + rgb(x, y, 1) as u16 * 150
+            + rgb(x, y, 2) as u16 * 29) >> 8) as u8;
+        out
+    }
+    schedule grey for cuda {
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+}
+
+/// The inputs' values: the hash of benches/halide_compare.rs.
+fn hash(x: usize, y: usize, c: usize) -> u32 {
+    let mut h = (x as u32).wrapping_mul(0x9E37_79B1)
+        ^ (y as u32).wrapping_mul(0x85EB_CA77)
+        ^ (c as u32).wrapping_mul(0xC2B2_AE3D);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x2C1B_3C6D);
+    h ^= h >> 12;
+    h
+}
+
+/// Times `call` on the device, checks `out` against `expected`, reports and
+/// dumps it.
+fn timed<T: Element>(
+    name: &str,
+    out: &mut DeviceBuffer<T, 2>,
+    expected: &Buffer<T, 2>,
+    input_bytes: usize,
+    mut call: impl FnMut(&mut DeviceBuffer<T, 2>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let runs: usize = std::env::var("CUDA_COMPARE_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(50);
+    for _ in 0..3 {
+        call(out)?;
+    }
+    let mut ms = Vec::new();
+    for _ in 0..runs {
+        let start = Instant::now();
+        call(out)?;
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    ms.sort_by(f64::total_cmp);
+    let [w, h] = out.shape();
+    let got = out.download()?;
+    let same = got == *expected;
+    let bytes = (input_bytes + got.len() * std::mem::size_of::<T>()) as f64;
+    println!(
+        "RESULT {name} {w}x{h} {:.4} {:.4} ({:.0} GB/s of the least traffic; {})",
+        ms[ms.len() / 2],
+        ms[0],
+        bytes / (ms[ms.len() / 2] * 1e-3) / 1e9,
+        if same {
+            "equal to the CPU's"
+        } else {
+            "DIFFERENT from the CPU's"
+        }
+    );
+    if let Some(dir) = std::env::args().nth(1) {
+        let raw: Vec<u8> = got
+            .as_slice()
+            .iter()
+            .flat_map(|v| {
+                let p = v as *const T as *const u8;
+                // SAFETY: `v` is a `T` of `size_of::<T>()` initialized bytes
+                // (u8 and u16 here: no padding).
+                unsafe { std::slice::from_raw_parts(p, std::mem::size_of::<T>()) }.to_vec()
+            })
+            .collect();
+        std::fs::write(format!("{dir}/{name}.bin"), raw).expect("write the dump");
+    }
+    if !same {
+        std::process::exit(2);
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), Error> {
+    {
+        let (w, h) = (6400, 4800);
+        let host = Buffer::<u16, 2>::from_fn([w, h], |[x, y]| (hash(x, y, 0) >> 16) as u16);
+        let input = DeviceBuffer::upload(&host)?;
+        let mut expected = Buffer::<u16, 2>::new([w, h]);
+        blur_root(&host, &mut expected)?;
+        let mut out = DeviceBuffer::<u16, 2>::new([w, h])?;
+        timed("blur_root", &mut out, &expected, host.len() * 2, |o| {
+            blur_root::cuda_device(&input, o)
+        })?;
+        timed("blur_shared", &mut out, &expected, host.len() * 2, |o| {
+            blur_shared::cuda_device(&input, o)
+        })?;
+        let mut half = Buffer::<u16, 2>::new([w / 2, h / 2]);
+        down2(&host, &mut half)?;
+        let mut out = DeviceBuffer::<u16, 2>::new([w / 2, h / 2])?;
+        timed("down2", &mut out, &half, host.len() * 2, |o| {
+            down2::cuda_device(&input, o)
+        })?;
+    }
+    {
+        let (w, h) = (4096, 4096);
+        let host = Buffer::<u8, 2>::from_fn([w, h], |[x, y]| (hash(x, y, 0) >> 24) as u8);
+        let input = DeviceBuffer::upload(&host)?;
+        let mut expected = Buffer::<u8, 2>::new([w, h]);
+        gauss5x5(&host, &mut expected)?;
+        let mut out = DeviceBuffer::<u8, 2>::new([w, h])?;
+        timed("gauss5x5", &mut out, &expected, host.len(), |o| {
+            gauss5x5::cuda_device(&input, o)
+        })?;
+    }
+    {
+        let (w, h) = (3840, 2160);
+        let host = Buffer::<u8, 3>::from_fn([w, h, 3], |[x, y, c]| (hash(x, y, c) >> 24) as u8);
+        let input = DeviceBuffer::upload(&host)?;
+        let mut expected = Buffer::<u8, 2>::new([w, h]);
+        grey(&host, &mut expected)?;
+        let mut out = DeviceBuffer::<u8, 2>::new([w, h])?;
+        timed("grey", &mut out, &expected, host.len(), |o| {
+            grey::cuda_device(&input, o)
+        })?;
+    }
+    Ok(())
+}
