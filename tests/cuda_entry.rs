@@ -50,3 +50,11 @@ fn without_the_build_script_the_gpu_entry_is_unavailable_and_writes_nothing() {
     // The CPU entry is unchanged.
     blur(&input, 2, &mut out).unwrap();
 }
+
+/// The launchers' own error code for a buffer too large for their kernels
+/// has a message that says what to do.
+#[test]
+fn a_buffer_too_large_for_the_kernels_says_how_to_build_for_it() {
+    let name = pipeline::rt::cuda_error_name(pipeline_core::codegen::cuda::TOO_LARGE);
+    assert!(name.contains("PIPELINE_CUDA_LARGE_BUFFERS=1"), "{name}");
+}

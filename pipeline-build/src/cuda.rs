@@ -27,13 +27,18 @@
 //!   the build machine, which may have no GPU.
 //! - Kernels compile without contraction into FMA (`-fmad=false`) and with
 //!   IEEE division and square roots: the DSL's results are the CPU's.
+//! - Kernels address buffers with 32-bit offsets, as Halide's do; a call
+//!   with a buffer of 2^31 elements or more fails with
+//!   `Error::CudaFailed`, unless `PIPELINE_CUDA_LARGE_BUFFERS=1` (or
+//!   [`Cuda::large_buffers`]) also builds each kernel with 64-bit offsets,
+//!   which such calls then run (nvcc takes about 40% longer).
 //!
 //! Pipelines written inside `macro_rules!` are not found, and so have no
 //! GPU version: with `cfg(pipeline_cuda)` set, their `NAME::cuda` would not
 //! link. Call `NAME::cuda` only on pipelines written out in the crate.
 
 use crate::scan;
-use pipeline_core::codegen::cuda::{generate, EMULATION, PRELUDE};
+use pipeline_core::codegen::cuda::{generate_with, Options, EMULATION, PRELUDE};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +48,7 @@ pub struct Cuda {
     root: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     archs: Option<String>,
+    large_buffers: Option<bool>,
     quiet: bool,
 }
 
@@ -85,6 +91,13 @@ impl Cuda {
         self
     }
 
+    /// Whether kernels for buffers of 2^31 elements or more are built too
+    /// (default: `PIPELINE_CUDA_LARGE_BUFFERS=1`, else not).
+    pub fn large_buffers(mut self, on: bool) -> Self {
+        self.large_buffers = Some(on);
+        self
+    }
+
     /// Prints no cargo directives (to use it outside a build script).
     pub fn quiet(mut self) -> Self {
         self.quiet = true;
@@ -106,6 +119,7 @@ impl Cuda {
             "CUDA_PATH",
             "PATH",
             "PIPELINE_CUDA_ARCHS",
+            "PIPELINE_CUDA_LARGE_BUFFERS",
         ] {
             self.say(&format!("cargo::rerun-if-env-changed={var}"));
         }
@@ -200,6 +214,10 @@ impl Cuda {
     /// file in them).
     fn source(&self, root: &Path) -> Result<(String, Vec<String>), String> {
         let (found, _) = scan::pipelines(root);
+        let large_buffers = self.large_buffers.unwrap_or_else(|| {
+            std::env::var("PIPELINE_CUDA_LARGE_BUFFERS").is_ok_and(|v| v == "1")
+        });
+        let options = Options { large_buffers };
         let mut text = format!("{PRELUDE}\n{EMULATION}\n");
         let mut names = Vec::new();
         let mut seen_sources = HashSet::new();
@@ -216,7 +234,8 @@ impl Cuda {
                 match gpu {
                     Ok((lowered, symbol)) => {
                         if seen_symbols.insert(symbol) {
-                            text += &generate(&lowered, &name).map_err(|e| e.message)?;
+                            text +=
+                                &generate_with(&lowered, &name, options).map_err(|e| e.message)?;
                             names.push(name);
                         }
                     }

@@ -6,7 +6,7 @@
 //! compared bit for bit with the interpreter's. With nvcc (found as
 //! `tests/cuda_exprs.rs` finds it), the same programs compile for sm_80.
 
-use pipeline_core::codegen::cuda::{generate, EMULATION, PRELUDE};
+use pipeline_core::codegen::cuda::{generate_with, Options, EMULATION, PRELUDE, TOO_LARGE};
 use pipeline_core::interp::{self, Image, Value};
 use pipeline_core::ir::{Pipeline, Type};
 use pipeline_core::Lowered;
@@ -178,21 +178,13 @@ fn request(
 /// `PIPELINE_CUDA_RESULTS=DIR` this test checks `DIR/WHAT.txt`, the GPU's
 /// output, instead of running the emulation (`scripts/gpu_check.sh` does
 /// all of it).
-fn check(programs: Vec<(String, Lowered)>, what: &str) {
-    let mut source = format!("{PRELUDE}\n{EMULATION}\n");
-    let mut launchers = Vec::new();
-    for (k, (name, l)) in programs.iter().enumerate() {
-        let unique = format!("{name}_{k}");
-        let text = generate(l, &unique).unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text));
-        source += &text;
-        launchers.push(pipeline_core::codegen::cuda::launcher_name(l, &unique));
-    }
-    let _ = writeln!(
-        source,
-        "typedef int (*Launcher)(const int64_t*, const void* const*, const int64_t*, const void* const*, void* const*, const int64_t*, int);\nstatic Launcher LAUNCHERS[] = {{{}}};",
-        launchers.join(", ")
-    );
-    source += DRIVER;
+///
+/// With `large`, the programs have kernels for large buffers too, and the
+/// launchers take buffers of more than 1000 elements for large (where real
+/// launches take those of 2^31 elements or more), so that both versions of
+/// the kernels run.
+fn check(programs: Vec<(String, Lowered)>, what: &str, large: bool) {
+    let source = program_source(&programs, large, large.then_some(1000));
     let dir = cuda::scratch(&format!("programs-{what}"));
     let bin = cuda::cxx_compile(&source, &dir);
     cuda::nvcc_compile(&source, &dir, what);
@@ -270,6 +262,62 @@ fn check(programs: Vec<(String, Lowered)>, what: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The C++ of `programs` and the driver: kernels for large buffers too with
+/// `large`, and `limit` for `PL_NARROW_LIMIT`, the most elements a buffer
+/// may have for the kernels with 32-bit offsets.
+fn program_source(programs: &[(String, Lowered)], large: bool, limit: Option<u32>) -> String {
+    let mut source = String::new();
+    if let Some(n) = limit {
+        let _ = writeln!(source, "#define PL_NARROW_LIMIT {n}");
+    }
+    source += &format!("{PRELUDE}\n{EMULATION}\n");
+    let options = Options {
+        large_buffers: large,
+    };
+    let mut launchers = Vec::new();
+    for (k, (name, l)) in programs.iter().enumerate() {
+        let unique = format!("{name}_{k}");
+        let text = generate_with(l, &unique, options)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text));
+        source += &text;
+        launchers.push(pipeline_core::codegen::cuda::launcher_name(l, &unique));
+    }
+    let _ = writeln!(
+        source,
+        "typedef int (*Launcher)(const int64_t*, const void* const*, const int64_t*, const void* const*, void* const*, const int64_t*, int);\nstatic Launcher LAUNCHERS[] = {{{}}};",
+        launchers.join(", ")
+    );
+    source + DRIVER
+}
+
+/// Without kernels for large buffers, a launcher given a buffer over the
+/// limit does nothing and returns `TOO_LARGE`; under it, it runs.
+#[test]
+fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
+    let source = format!(
+        "{}\nschedule blur for cuda {{ {} }}",
+        cuda::BLUR,
+        cuda::BLUR_SCHEDULES[0]
+    );
+    let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
+    let programs = vec![("blur".to_string(), l)];
+    let dir = cuda::scratch("programs-too-large");
+    let bin = cuda::cxx_compile(&program_source(&programs, false, Some(1000)), &dir);
+    let mut file = Vec::new();
+    let mut rng = Rng(0x1a2e);
+    for (w, h) in [(7, 5), (67, 45)] {
+        request(0, &programs[0].1, w, h, &mut rng, &mut file).unwrap();
+    }
+    let data = dir.join("requests.bin");
+    std::fs::write(&data, &file).unwrap();
+    let out = Command::new(&bin).arg(&data).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let codes: Vec<&str> = text.lines().filter(|l| l.starts_with("rc ")).collect();
+    let too_large = format!("rc {TOO_LARGE}");
+    assert_eq!(codes, ["rc 0", "rc 0", &too_large, &too_large], "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Equal but for NaN payloads (any NaN for any NaN, as the vector tests).
 fn same_floats(a: &str, b: &str, ty: Type) -> bool {
     let n = match ty {
@@ -304,7 +352,7 @@ fn every_pipeline_under_its_default_gpu_schedule_runs_as_the_interpreter() {
             (name, l)
         })
         .collect();
-    check(programs, "default");
+    check(programs, "default", false);
 }
 
 #[test]
@@ -317,5 +365,5 @@ fn hand_written_gpu_schedules_run_as_the_interpreter() {
             (name.to_string(), l)
         })
         .collect();
-    check(programs, "hand");
+    check(programs, "hand", true);
 }

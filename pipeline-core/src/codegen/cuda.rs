@@ -19,7 +19,9 @@
 
 mod program;
 
-pub use program::{generate, launcher_name, Unsupported, MAX_THREADS};
+pub use program::{
+    generate, generate_with, launcher_name, Options, Unsupported, MAX_THREADS, TOO_LARGE,
+};
 
 use super::names;
 use crate::ir::*;
@@ -299,7 +301,9 @@ impl Exprs<'_> {
         }
     }
 
-    /// The offset in `source`'s buffer of the point at `args`.
+    /// The offset in `source`'s buffer of the point at `args`, computed in
+    /// the kernel's index type `I` (`int32_t` where the launcher found
+    /// every buffer below 2^31 elements, else `int64_t`).
     pub fn offset(&self, source: Source, args: &[Expr]) -> String {
         let no_folds = Vec::new();
         let (base, folds) = match source {
@@ -310,12 +314,12 @@ impl Exprs<'_> {
             .iter()
             .enumerate()
             .map(|(d, c)| {
-                let c = format!("(int64_t)({})", self.expr(c));
+                let c = self.expr(c);
                 let offset = match folds.get(d).copied().flatten() {
-                    Some(n) => format!("pl::rem_near({c}, {n}ll)"),
-                    None => format!("({c} - (int64_t){base}_min{d})"),
+                    Some(n) => format!("(I)pl::rem_near((int64_t)({c}), {n}ll)"),
+                    None => format!("((I)({c}) - (I){base}_min{d})"),
                 };
-                format!("{offset} * {base}_stride{d}")
+                format!("{offset} * (I){base}_stride{d}")
             })
             .collect();
         if terms.is_empty() {

@@ -61,6 +61,12 @@ static cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 #define PL_PHASE
 #endif
 
+// The most elements a buffer may have for the kernels with 32-bit offsets
+// (the tests lower it to run the others).
+#ifndef PL_NARROW_LIMIT
+#define PL_NARROW_LIMIT 2147483647
+#endif
+
 // Device memory pooled across launches, as Halide's runtime does:
 // cudaMalloc and cudaFree synchronize the device and cost more than a
 // small kernel. A released block is kept for the next request it fits (at

@@ -122,10 +122,31 @@ fn unique(l: &Lowered, name: &str) -> String {
     format!("{}_{hash:016x}", names::sanitize(name))
 }
 
+/// How the kernels are built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Kernels with 64-bit offsets beside the 32-bit ones, for buffers of
+    /// 2^31 elements or more (`PIPELINE_CUDA_LARGE_BUFFERS=1` in
+    /// `pipeline_build::cuda`, as Halide's `large_buffers`). Without them,
+    /// such a call fails with [`TOO_LARGE`], and nvcc compiles each kernel
+    /// once instead of twice.
+    pub large_buffers: bool,
+}
+
+/// What a launcher built without [`Options::large_buffers`] returns for a
+/// buffer of 2^31 elements or more (not a `cudaError_t`).
+pub const TOO_LARGE: i32 = 1_000_001;
+
 /// The CUDA C++ of pipeline `l`, its launcher named by [`launcher_name`];
 /// `Err` says what the emitter cannot do yet.
 pub fn generate(l: &Lowered, name: &str) -> Result<String, Unsupported> {
+    generate_with(l, name, Options::default())
+}
+
+/// [`generate`] with `options`.
+pub fn generate_with(l: &Lowered, name: &str, options: Options) -> Result<String, Unsupported> {
     let mut g = Program {
+        options,
         l,
         name: unique(l, name),
         kernels: String::new(),
@@ -149,6 +170,7 @@ pub fn generate(l: &Lowered, name: &str) -> Result<String, Unsupported> {
 
 struct Program<'a> {
     l: &'a Lowered,
+    options: Options,
     name: String,
     kernels: String,
     host: String,
@@ -233,6 +255,18 @@ fn has_gpu_loop(s: &Stmt) -> bool {
 impl Program<'_> {
     fn p(&self) -> &Pipeline {
         &self.l.pipeline
+    }
+
+    /// The launch of kernel `k`: with 32-bit offsets, as Halide's kernels
+    /// compute them, where every buffer so far has fewer than
+    /// `PL_NARROW_LIMIT` (2^31) elements (`narrow`, which the launcher
+    /// keeps); else with 64-bit ones, or, without large buffers, an error.
+    fn launch(&self, k: usize, grid: &str, block: &str) -> String {
+        let wide = match self.options.large_buffers {
+            true => format!("PL_LAUNCH(k{k}<int64_t>, {grid}, {block}, env);"),
+            false => format!("{{ err = (cudaError_t){TOO_LARGE}; goto done; }}"),
+        };
+        format!("if (narrow) PL_LAUNCH(k{k}<int32_t>, {grid}, {block}, env); else {wide}")
     }
 
     fn n_global(&self) -> usize {
@@ -348,6 +382,9 @@ impl Program<'_> {
         );
         // Everything up to `done:` is in that block, so that no `goto`
         // jumps over an initialization in the scope of the label.
+        // Every buffer below PL_NARROW_LIMIT elements so far: kernels with
+        // 32-bit offsets.
+        h += "  bool narrow = true;\n";
         // The symbols on the device, and on the host as `__s`.
         let n = self.n_global().max(1);
         let _ = writeln!(
@@ -375,7 +412,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "    if (on_device) env.in{i} = (const {ty}*)inputs[{i}];\n    else {{\n      void* d = 0; if ((err = pl::device_alloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n      if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n      env.in{i} = (const {ty}*)d;\n    }}\n  }}"
+                "    if (span > PL_NARROW_LIMIT) narrow = false;\n    if (on_device) env.in{i} = (const {ty}*)inputs[{i}];\n    else {{\n      void* d = 0; if ((err = pl::device_alloc(&d, span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d;\n      if ((err = cudaMemcpy(d, inputs[{i}], span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done;\n      env.in{i} = (const {ty}*)d;\n    }}\n  }}"
             );
             dim += input.dims;
         }
@@ -422,7 +459,7 @@ impl Program<'_> {
             }
             let _ = writeln!(
                 h,
-                "  if (on_device) __out{k} = ({ty}*)outputs[{k}];\n  else {{ void* d = 0; if ((err = pl::device_alloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
+                "  if (__out{k}_span > PL_NARROW_LIMIT) narrow = false;\n  if (on_device) __out{k} = ({ty}*)outputs[{k}];\n  else {{ void* d = 0; if ((err = pl::device_alloc(&d, __out{k}_span * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; __out{k} = ({ty}*)d;\n    if ((err = cudaMemcpy(d, outputs[{k}], __out{k}_span * sizeof({ty}), cudaMemcpyHostToDevice)) != cudaSuccess) goto done; }}"
             );
             if writes_output_directly(&p, f) {
                 let _ = writeln!(h, "  env.f{f} = __out{k};");
@@ -482,7 +519,7 @@ impl Program<'_> {
                 let _ = write!(h, "{}", indent(&layout, &format!("{pad}  ")));
                 let _ = writeln!(
                     h,
-                    "{pad}  void* d = 0; if ((err = pl::device_alloc(&d, n * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; env.f{f} = ({ty}*)d;\n{pad}}}"
+                    "{pad}  if (n > PL_NARROW_LIMIT) narrow = false;\n{pad}  void* d = 0; if ((err = pl::device_alloc(&d, n * sizeof({ty}))) != cudaSuccess) goto done; owned[n_owned++] = d; env.f{f} = ({ty}*)d;\n{pad}}}"
                 );
                 self.host_stmt(body, h, depth)?;
                 // Released where its scope ends (it may be inside a host
@@ -546,12 +583,13 @@ impl Program<'_> {
                 self.device_stmt(s, &mut body, 2)?;
                 let _ = writeln!(
                     self.kernels,
-                    "__global__ void k{k}(Env env) {{\n{}{body}}}",
+                    "template <typename I>\n__global__ void k{k}(Env env) {{\n{}{body}}}",
                     self.unpack()
                 );
                 let _ = writeln!(
                     h,
-                    "{pad}PL_LAUNCH(k{k}, dim3(1), dim3(1), env);\n{pad}if ((err = cudaGetLastError()) != cudaSuccess) goto done;"
+                    "{pad}{}\n{pad}if ((err = cudaGetLastError()) != cudaSuccess) goto done;",
+                    self.launch(k, "dim3(1)", "dim3(1)")
                 );
             }
         }
@@ -598,7 +636,7 @@ impl Program<'_> {
         }
         let _ = writeln!(
             self.kernels,
-            "__global__ void k{k}(Env env) {{\n{}{code}}}",
+            "template <typename I>\n__global__ void k{k}(Env env) {{\n{}{code}}}",
             self.unpack()
         );
         // The launch: the grid from the block loops' bounds (nothing to do
@@ -623,10 +661,13 @@ impl Program<'_> {
         }
         let _ = writeln!(
             h,
-            "{pad}  if ({}) {{ PL_LAUNCH(k{k}, dim3({}), dim3({}), env); if ((err = cudaGetLastError()) != cudaSuccess) goto done; }}\n{pad}}}",
+            "{pad}  if ({}) {{ {} if ((err = cudaGetLastError()) != cudaSuccess) goto done; }}\n{pad}}}",
             nonempty.join(" && "),
-            grid.join(", "),
-            block.join(", ")
+            self.launch(
+                k,
+                &format!("dim3({})", grid.join(", ")),
+                &format!("dim3({})", block.join(", "))
+            )
         );
         Ok(())
     }
