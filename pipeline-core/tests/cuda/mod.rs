@@ -120,6 +120,20 @@ pub const UPDATED: &str = "fn updated(input: Image<u16, 2>) -> Image<u32, 2> {
     out
 }";
 
+/// A func read across a whole row by an update: computed per thread, its
+/// buffer has no constant bound and comes from the device heap, while the
+/// update's own one-element buffer is a local array.
+pub const ROWS: &str = "fn rows(input: Image<u16, 2>) -> Image<u32, 2> {
+    let c = input.clamp_edge();
+    bx(x, y) = c(x - 1, y) as u32 + c(x + 1, y) as u32;
+    acc(x, y) = 0u32;
+    for r in rdom(0..input.width()) {
+        acc(x, y) += bx(r, y) ^ (x as u32);
+    }
+    out(x, y) = acc(x, y) * 3;
+    out
+}";
+
 /// Every hand-written GPU schedule of the tests: (pipeline, name, block).
 pub fn hand_written() -> Vec<(String, &'static str, &'static str)> {
     let mut all: Vec<_> = BLUR_SCHEDULES
@@ -136,6 +150,12 @@ pub fn hand_written() -> Vec<(String, &'static str, &'static str)> {
     all.push((
         format!("{UPDATED}\nschedule updated for cuda {{ {block} }}"),
         "updated",
+        block,
+    ));
+    let block = "bx.compute_at(out, xi); acc.compute_at(out, xi); out.gpu_tile(x, y, xo, yo, xi, yi, 8, 4);";
+    all.push((
+        format!("{ROWS}\nschedule rows for cuda {{ {block} }}"),
+        "rows",
         block,
     ));
     all

@@ -105,6 +105,10 @@ pub const MAX_THREADS: i128 = 1024;
 /// The most shared memory a CUDA block may declare statically, in bytes.
 pub const MAX_SHARED_BYTES: i128 = 48 * 1024;
 
+/// The largest buffer a thread keeps in a local array, in bytes; larger
+/// ones come from the device heap.
+const MAX_LOCAL_BYTES: i128 = 4096;
+
 /// How many host loops may enclose a kernel.
 const MAX_HOST_LOOPS: usize = 8;
 
@@ -818,21 +822,16 @@ impl Program<'_> {
                 let f = *func;
                 let ty = self.p().funcs[f].ty;
                 let (c_ty, elem) = (buffer_type(ty), (ty.bits().max(8) / 8) as i128);
-                let mut capacity: i128 = 1;
-                for (d, (lo, hi)) in region.iter().enumerate() {
-                    let bound = match fold[d] {
-                        Some(factor) => Some(factor as i128),
-                        None => self.extent_bound(lo, hi),
-                    };
-                    let Some(bound) = bound else {
-                        return Err(placed(f, format!(
-                            "`{}` is computed per block of `{}`, in shared memory, but no constant bounds how much of its dimension {d} a block computes: compute it at the blocks of tiles of constant size (`gpu_tile`)",
-                            self.p().funcs[f].name,
-                            nest.func_name
-                        )));
-                    };
-                    capacity *= bound.max(1);
-                }
+                let Some(capacity) = self.capacity(region, fold) else {
+                    let d = (0..region.len())
+                        .find(|&d| self.capacity(&region[d..=d], &fold[d..=d]).is_none())
+                        .unwrap_or(0);
+                    return Err(placed(f, format!(
+                        "`{}` is computed per block of `{}`, in shared memory, but no constant bounds how much of its dimension {d} a block computes: compute it at the blocks of tiles of constant size (`gpu_tile`)",
+                        self.p().funcs[f].name,
+                        nest.func_name
+                    )));
+                };
                 nest.shared_bytes += capacity * elem;
                 if nest.shared_bytes > MAX_SHARED_BYTES {
                     let others = if nest.shared_bytes > capacity * elem {
@@ -892,6 +891,20 @@ impl Program<'_> {
             ExprKind::Sym(s) => self.sym_values.get(s).cloned().unwrap_or(n),
             _ => n,
         })
+    }
+
+    /// A constant bound of the elements of a buffer over `region` (folded
+    /// as `fold` says) wherever the loops around are, if there is one.
+    fn capacity(&self, region: &[(Expr, Expr)], fold: &[Option<i64>]) -> Option<i128> {
+        let mut n: i128 = 1;
+        for (d, (lo, hi)) in region.iter().enumerate() {
+            let bound = match fold[d] {
+                Some(factor) => factor as i128,
+                None => self.extent_bound(lo, hi)?,
+            };
+            n = n.saturating_mul(bound.max(1));
+        }
+        Some(n)
     }
 
     /// A constant bound of the extent `hi - lo + 1` wherever the loops
@@ -1168,6 +1181,7 @@ impl Program<'_> {
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+                self.bind(s);
                 let (open, body) = self.scope(s).expect("a binding or a condition");
                 let _ = writeln!(out, "{pad}{open}");
                 self.device_stmt(body, out, depth + 1)?;
@@ -1188,7 +1202,9 @@ impl Program<'_> {
                 let _ = writeln!(out, "{pad}__f{func}[{at}] = {v};");
             }
             // A func computed inside a kernel: a buffer of each thread's
-            // own, from the device heap.
+            // own, a local array where a constant bounds it (registers or
+            // the cached local memory, as Halide's), else from the device
+            // heap.
             Stmt::Allocate {
                 func,
                 region,
@@ -1196,16 +1212,35 @@ impl Program<'_> {
                 body,
             } => {
                 let f = *func;
-                let ty = buffer_type(self.p().funcs[f].ty);
+                let ty = self.p().funcs[f].ty;
+                let c_ty = buffer_type(ty);
+                let elem = (ty.bits().max(8) / 8) as i128;
+                let local = self
+                    .capacity(region, fold)
+                    .filter(|&n| n * elem <= MAX_LOCAL_BYTES);
                 *out += &self.kernel_layout(f, region, fold, &pad);
-                // Out of device heap, the kernel stops (the launch
-                // fails): never a result computed from a missing buffer.
-                let _ = writeln!(
-                    out,
-                    "{pad}  {ty}* __f{f} = ({ty}*)malloc((__n{f} > 0 ? __n{f} : 1) * sizeof({ty}));\n{pad}  if (!__f{f}) PL_TRAP();\n{pad}  {{"
-                );
-                self.device_stmt(body, out, depth + 2)?;
-                let _ = writeln!(out, "{pad}  }}\n{pad}  free(__f{f});\n{pad}}}");
+                match local {
+                    // Checked as shared memory is: a wrong bound stops the
+                    // kernel.
+                    Some(n) => {
+                        let _ = writeln!(
+                            out,
+                            "{pad}  if (__n{f} > {n}) PL_TRAP();\n{pad}  {c_ty} __loc{f}[{n}];\n{pad}  {c_ty}* __f{f} = __loc{f};\n{pad}  {{"
+                        );
+                        self.device_stmt(body, out, depth + 2)?;
+                        let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+                    }
+                    // Out of device heap, the kernel stops (the launch
+                    // fails): never a result computed from a missing buffer.
+                    None => {
+                        let _ = writeln!(
+                            out,
+                            "{pad}  {c_ty}* __f{f} = ({c_ty}*)malloc((__n{f} > 0 ? __n{f} : 1) * sizeof({c_ty}));\n{pad}  if (!__f{f}) PL_TRAP();\n{pad}  {{"
+                        );
+                        self.device_stmt(body, out, depth + 2)?;
+                        let _ = writeln!(out, "{pad}  }}\n{pad}  free(__f{f});\n{pad}}}");
+                    }
+                }
             }
             Stmt::CopyToOutput { .. } => {
                 return Err("a copy into an output inside a kernel".into());
