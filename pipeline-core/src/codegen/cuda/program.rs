@@ -312,6 +312,13 @@ impl Program<'_> {
         }
         let q = self.l.local_syms.max(1);
         let _ = writeln!(s, "  int64_t q[{q}];\n  int64_t l[{MAX_HOST_LOOPS}];\n}};");
+        // Kernels take it by value: a pipeline of many funcs can pass the
+        // limit on a kernel's parameters (4 KB before CUDA 12.1, 32 KB
+        // since), which nvcc then says here rather than at a launch.
+        let _ = writeln!(
+            s,
+            "#ifdef __CUDACC__\nstatic_assert(sizeof(Env) <= ((__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 1)) ? 32764 : 4096), \"the kernels' parameters (struct Env: every func's buffer, every symbol) exceed CUDA's limit: fewer funcs computed at root, or a newer CUDA\");\n#endif"
+        );
         s
     }
 
