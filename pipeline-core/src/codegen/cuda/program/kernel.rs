@@ -1,0 +1,544 @@
+//! The device side of a kernel: its nest of block and thread loops, the
+//! phases of thread code between barriers, funcs computed per block in
+//! shared memory and per thread in local arrays or the device heap, and
+//! the statements each thread runs.
+
+use super::*;
+
+/// What a kernel's nest binds.
+#[derive(Default)]
+pub(super) struct Nest {
+    /// The func whose loops they are (for messages).
+    pub(super) func_name: String,
+    pub(super) func: Option<FuncId>,
+    /// The block loops' bounds (host expressions), outermost first.
+    pub(super) grid: Vec<(String, String)>,
+    /// The thread loops' names and widths, outermost first.
+    pub(super) block: Vec<(String, i128)>,
+    /// Every loop of the kernel so far.
+    bound: Vec<LoopVar>,
+    /// Whether the code being emitted is thread code (inside a phase).
+    in_phase: bool,
+    /// The thread loops around the code being emitted, in its phase.
+    thread_depth: usize,
+    /// Shared allocations around the code being emitted: the phases in
+    /// their scope end at a barrier.
+    shared_scopes: usize,
+    /// Bytes of shared memory the kernel declares.
+    shared_bytes: i128,
+    /// Whether the code being emitted follows other code of the block in
+    /// a sequence (no more block loops may open there).
+    in_sequence: bool,
+}
+
+/// Whether `s` computes an update stage.
+fn has_update(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::Store {
+            update: Some(_),
+            ..
+        }
+    ) || s.children().into_iter().any(has_update)
+}
+
+/// Two nests of GPU loops where one kernel needs one.
+fn several(nest: &Nest) -> Unsupported {
+    of_loops(nest.func, format!(
+        "several GPU loop nests under one loop of `{}`: put each func's blocks and threads outermost",
+        nest.func_name
+    ))
+}
+
+impl Program<'_> {
+    /// Device code of a kernel's nest from `s` down to the statements
+    /// without GPU loops: block and thread loops bind their variables from
+    /// `blockIdx` and `threadIdx` (axes numbered outermost first, `@j`,
+    /// fixed once all are known), guarded by their bounds; serial loops,
+    /// bindings and conditions on the way run in every thread.
+    ///
+    /// Code inside the blocks and outside the kernel func's thread loops
+    /// is the block's: every thread runs it alike. There, a nest of thread
+    /// loops is a phase (`PL_PHASE`), and so is each stage of another func
+    /// computed per block, its points shared out among the block's threads
+    /// ([`Program::shared_out`]); such a func's buffer is in shared memory
+    /// (its size bounded by a constant), and each phase in its scope ends
+    /// at a barrier, so that readers see its points and the next writers
+    /// wait for the readers.
+    pub(super) fn nest(
+        &mut self,
+        s: &Stmt,
+        nest: &mut Nest,
+        code: &mut String,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        if !has_gpu_loop(s) {
+            return if nest.in_phase {
+                self.device_stmt(s, code, depth)
+            } else {
+                self.shared_out(s, code, depth)
+            };
+        }
+        let pad = "  ".repeat(depth);
+        match s {
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body,
+                ..
+            } => {
+                if nest.func.is_none() {
+                    nest.func = Some(var.func);
+                    nest.func_name = self.p().funcs[var.func].name.clone();
+                }
+                // Thread loops of a func computed per block: that func's
+                // stage is the block's to share out.
+                if !nest.in_phase && nest.func != Some(var.func) && *kind != LoopKind::GpuBlock {
+                    return self.shared_out(s, code, depth);
+                }
+                let e = self.exprs(None);
+                let v = names::loop_var(var);
+                let (lo, hi) = (e.expr(min), e.expr(max));
+                let mut opened = false;
+                match kind {
+                    LoopKind::GpuBlock => {
+                        let bound = &nest.bound;
+                        let inner = |x: &Expr| x.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if bound.contains(l)));
+                        if inner(min) || inner(max) {
+                            return Err(of_loops(var.func, format!(
+                                "the blocks of loop `{}` of `{}` depend on a loop of the kernel: make the outer loops of its tiles the blocks",
+                                var.name, nest.func_name
+                            )));
+                        }
+                        if nest.in_phase || nest.in_sequence {
+                            return Err(several(nest));
+                        }
+                        let j = nest.grid.len();
+                        nest.grid.push((lo.clone(), hi.clone()));
+                        let _ = writeln!(
+                            code,
+                            "{pad}const int64_t {v} = ({lo}) + (int64_t)blockIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
+                        );
+                    }
+                    LoopKind::GpuThread => {
+                        let width = match (lanes_of(min, max), min.as_int(), max.as_int()) {
+                            (Some((_, w, _)), ..) => w as i128,
+                            (None, Some(a), Some(b)) => b - a + 1,
+                            _ => {
+                                return Err(of_loops(var.func, format!(
+                                    "the threads of loop `{}` of `{}` have no constant extent: split it (`gpu_tile`) and put the inner loop on threads",
+                                    var.name, nest.func_name
+                                )))
+                            }
+                        };
+                        let width = width.max(1);
+                        // The block's shape is its first phase's; a later
+                        // phase of the same func's threads must fit it.
+                        let j = nest.thread_depth;
+                        match nest.block.get(j) {
+                            None => nest.block.push((v.clone(), width)),
+                            Some(&(_, w)) if w == width => {}
+                            Some(_) => return Err(several(nest)),
+                        }
+                        if !nest.in_phase {
+                            let _ = writeln!(code, "{pad}PL_PHASE {{");
+                            nest.in_phase = true;
+                            opened = true;
+                        }
+                        nest.thread_depth += 1;
+                        let _ = writeln!(
+                            code,
+                            "{pad}const int64_t {v} = ({lo}) + (int64_t)threadIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
+                        );
+                    }
+                    _ => {
+                        // A serial loop around GPU loops: every thread runs it.
+                        let _ = writeln!(code, "{pad}for (int64_t {v} = {lo}; {v} <= {hi}; {v}++) {{");
+                    }
+                }
+                nest.bound.push(var.clone());
+                self.nest(body, nest, code, depth + 1)?;
+                let _ = writeln!(code, "{pad}}}");
+                if *kind == LoopKind::GpuThread {
+                    nest.thread_depth -= 1;
+                }
+                if opened {
+                    let _ = writeln!(code, "{pad}}}");
+                    nest.in_phase = false;
+                    self.barrier(nest, code, &pad);
+                }
+            }
+            Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+                self.bind(s);
+                let (open, body) = self.scope(s).expect("a binding or a condition");
+                let _ = writeln!(code, "{pad}{open}");
+                self.nest(body, nest, code, depth + 1)?;
+                let _ = writeln!(code, "{pad}}}");
+            }
+            Stmt::Block(stmts) => {
+                let before = nest.in_sequence;
+                nest.in_sequence |= stmts.len() > 1;
+                for s in stmts {
+                    self.nest(s, nest, code, depth)?;
+                }
+                nest.in_sequence = before;
+            }
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } if !nest.in_phase => {
+                // A func computed per block: in shared memory, as large as
+                // the most any block computes (checked: a bound wrong by
+                // mistake stops the kernel, never writes past the array).
+                let f = *func;
+                let ty = self.p().funcs[f].ty;
+                let (c_ty, elem) = (buffer_type(ty), (ty.bits().max(8) / 8) as i128);
+                let Some(capacity) = self.capacity(region, fold) else {
+                    let d = (0..region.len())
+                        .find(|&d| self.capacity(&region[d..=d], &fold[d..=d]).is_none())
+                        .unwrap_or(0);
+                    return Err(placed(f, format!(
+                        "`{}` is computed per block of `{}`, in shared memory, but no constant bounds how much of its dimension {d} a block computes: compute it at the blocks of tiles of constant size (`gpu_tile`)",
+                        self.p().funcs[f].name,
+                        nest.func_name
+                    )));
+                };
+                nest.shared_bytes += capacity * elem;
+                if nest.shared_bytes > MAX_SHARED_BYTES {
+                    let others = if nest.shared_bytes > capacity * elem {
+                        format!(", {} with the kernel's other funcs per block", nest.shared_bytes)
+                    } else {
+                        String::new()
+                    };
+                    return Err(placed(f, format!(
+                        "`{}` is computed per block of `{}` in {} bytes of shared memory{others}; a block has at most {MAX_SHARED_BYTES} (48 KiB): make the tiles smaller",
+                        self.p().funcs[f].name,
+                        nest.func_name,
+                        capacity * elem,
+                    )));
+                }
+                *code += &self.kernel_layout(f, region, fold, &pad);
+                let _ = writeln!(
+                    code,
+                    "{pad}  if (__n{f} > {capacity}) PL_TRAP();\n{pad}  __shared__ {c_ty} __sh{f}[{capacity}];\n{pad}  {c_ty}* __f{f} = __sh{f};"
+                );
+                nest.shared_scopes += 1;
+                self.nest(body, nest, code, depth + 1)?;
+                nest.shared_scopes -= 1;
+                let _ = writeln!(code, "{pad}}}");
+            }
+            Stmt::Allocate { func, .. } => {
+                return Err(placed(*func, format!(
+                    "`{}` is computed inside the threads of `{}` but outside some of them: compute it at the blocks, at the innermost thread loop, or inside it",
+                    self.p().funcs[*func].name,
+                    nest.func_name
+                )))
+            }
+            _ => return Err(several(nest)),
+        }
+        Ok(())
+    }
+
+    /// A barrier after a phase of thread loops, where shared memory is in
+    /// scope.
+    fn barrier(&self, nest: &Nest, code: &mut String, pad: &str) {
+        if nest.shared_scopes > 0 {
+            let _ = writeln!(code, "{pad}__syncthreads();");
+        }
+    }
+
+    /// Records the value of a local symbol `s` binds, in terms of loops
+    /// and global symbols.
+    pub(super) fn bind(&mut self, s: &Stmt) {
+        if let Stmt::LetSym { sym, value, .. } = s {
+            let value = self.resolved(value);
+            self.sym_values.insert(*sym, value);
+        }
+    }
+
+    /// `e` with the local symbols bound around it replaced by their values.
+    fn resolved(&self, e: &Expr) -> Expr {
+        e.rewrite(&mut |n| match &n.kind {
+            ExprKind::Sym(s) => self.sym_values.get(s).cloned().unwrap_or(n),
+            _ => n,
+        })
+    }
+
+    /// A constant bound of the elements of a buffer over `region` (folded
+    /// as `fold` says) wherever the loops around are, if there is one.
+    fn capacity(&self, region: &[(Expr, Expr)], fold: &[Option<i64>]) -> Option<i128> {
+        let mut n: i128 = 1;
+        for (d, (lo, hi)) in region.iter().enumerate() {
+            let bound = match fold[d] {
+                Some(factor) => factor as i128,
+                None => self.extent_bound(lo, hi)?,
+            };
+            n = n.saturating_mul(bound.max(1));
+        }
+        Some(n)
+    }
+
+    /// A constant bound of the extent `hi - lo + 1` wherever the loops
+    /// around are: `min(a + 31, m) - max(a, n) + 1` is at most 32.
+    fn extent_bound(&self, lo: &Expr, hi: &Expr) -> Option<i128> {
+        fn operands<'e>(e: &'e Expr, op: BinOp, out: &mut Vec<&'e Expr>) {
+            match &e.kind {
+                ExprKind::Binary(o, a, b) if *o == op => {
+                    operands(a, op, out);
+                    operands(b, op, out);
+                }
+                _ => out.push(e),
+            }
+        }
+        let (lo, hi) = (simplify(&self.resolved(lo)), simplify(&self.resolved(hi)));
+        let (mut highs, mut lows) = (Vec::new(), Vec::new());
+        operands(&hi, BinOp::Min, &mut highs);
+        operands(&lo, BinOp::Max, &mut lows);
+        let mut best: Option<i128> = None;
+        for h in &highs {
+            for l in &lows {
+                let extent = Expr::binary(
+                    BinOp::Add,
+                    Expr::binary(BinOp::Sub, (*h).clone(), (*l).clone()),
+                    Expr::i64(1),
+                );
+                if let Some(c) = simplify(&extent).as_int() {
+                    best = Some(best.map_or(c, |b| b.min(c)));
+                }
+            }
+        }
+        best.map(|b| b.max(0))
+    }
+
+    /// A stage at the block level of a kernel (a func computed per block,
+    /// or the kernel's own code outside thread loops): one phase whose
+    /// points the block's threads share out, consecutive threads at
+    /// consecutive points of the innermost loop. Only a pure definition's
+    /// loops are shared out, those of its outer loops whose bounds do not
+    /// depend on each other; what is inside runs in the thread, and a stage
+    /// with nothing to share (an update, whose points may depend on each
+    /// other) runs in the block's first thread.
+    fn shared_out(&mut self, s: &Stmt, code: &mut String, depth: usize) -> Result<(), Unsupported> {
+        let pad = "  ".repeat(depth);
+        // Bindings and conditions first: every thread evaluates them alike.
+        if let Some((open, body)) = self.scope(s) {
+            self.bind(s);
+            let _ = writeln!(code, "{pad}{open}");
+            self.shared_out(body, code, depth + 1)?;
+            let _ = writeln!(code, "{pad}}}");
+            return Ok(());
+        }
+        if let Stmt::Block(stmts) = s {
+            for s in stmts {
+                self.shared_out(s, code, depth)?;
+            }
+            return Ok(());
+        }
+        let mut loops: Vec<(&LoopVar, &Expr, &Expr)> = Vec::new();
+        let mut body = s;
+        if !has_update(s) {
+            while let Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body: inner,
+                ..
+            } = body
+            {
+                let outer = |x: &Expr| {
+                    x.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if loops.iter().any(|(v, _, _)| *v == l)))
+                };
+                if !matches!(
+                    kind,
+                    LoopKind::Serial | LoopKind::GpuThread | LoopKind::Parallel
+                ) || outer(min)
+                    || outer(max)
+                {
+                    break;
+                }
+                loops.push((var, min, max));
+                body = inner;
+            }
+        }
+        let _ = writeln!(
+            code,
+            "{pad}PL_PHASE {{\n{pad}  const int64_t __tid = threadIdx.x + (int64_t)blockDim.x * (threadIdx.y + (int64_t)blockDim.y * threadIdx.z);"
+        );
+        self.threads_serial = true;
+        if loops.is_empty() {
+            let _ = writeln!(code, "{pad}  if (__tid == 0) {{");
+            self.device_stmt(s, code, depth + 2)?;
+            let _ = writeln!(code, "{pad}  }}");
+        } else {
+            let e = self.exprs(None);
+            let mut total = Vec::new();
+            for (k, (_, lo, hi)) in loops.iter().enumerate() {
+                let _ = writeln!(
+                    code,
+                    "{pad}  const int64_t __plo{k} = {}, __pext{k} = ({}) - __plo{k} + 1;",
+                    e.expr(lo),
+                    e.expr(hi)
+                );
+                total.push(format!("(__pext{k} > 0 ? __pext{k} : 0)"));
+            }
+            let _ = writeln!(
+                code,
+                "{pad}  const int64_t __threads = (int64_t)blockDim.x * blockDim.y * blockDim.z, __points = {};\n{pad}  for (int64_t __i = __tid; __i < __points; __i += __threads) {{\n{pad}    int64_t __r = __i; (void)__r;",
+                total.join(" * ")
+            );
+            for (k, (var, _, _)) in loops.iter().enumerate().rev() {
+                let v = names::loop_var(var);
+                if k > 0 {
+                    let _ = writeln!(
+                        code,
+                        "{pad}    const int64_t {v} = __plo{k} + __r % __pext{k}; __r /= __pext{k};"
+                    );
+                } else {
+                    let _ = writeln!(code, "{pad}    const int64_t {v} = __plo0 + __r;");
+                }
+            }
+            self.device_stmt(body, code, depth + 2)?;
+            let _ = writeln!(code, "{pad}  }}");
+        }
+        self.threads_serial = false;
+        // The next phase may read what this one wrote, or write what
+        // it read.
+        let _ = writeln!(code, "{pad}}}\n{pad}__syncthreads();");
+        Ok(())
+    }
+
+    /// Opens the scope of func `f`'s buffer inside a kernel (closed by
+    /// `}`): its layout over `region`, bound as the names loads and stores
+    /// read, and its element count `__n{f}`.
+    fn kernel_layout(
+        &mut self,
+        f: FuncId,
+        region: &[(Expr, Expr)],
+        fold: &[Option<i64>],
+        pad: &str,
+    ) -> String {
+        let layout = self.layout(f, region, fold, &format!("__n{f}"), |d| {
+            (
+                format!("const int64_t __f{f}_min{d}"),
+                format!("const int64_t __f{f}_stride{d}"),
+            )
+        });
+        format!(
+            "{pad}{{ int64_t __n{f} = 1;\n{}",
+            indent(&layout, &format!("{pad}  "))
+        )
+    }
+
+    /// Device code for `s` inside a kernel.
+    pub(super) fn device_stmt(
+        &mut self,
+        s: &Stmt,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        let pad = "  ".repeat(depth);
+        match s {
+            Stmt::Block(stmts) => {
+                for s in stmts {
+                    self.device_stmt(s, out, depth)?;
+                }
+            }
+            Stmt::For {
+                var,
+                min,
+                max,
+                kind,
+                body,
+                ..
+            } => {
+                if kind.is_gpu() && !(self.threads_serial && *kind == LoopKind::GpuThread) {
+                    return Err("a GPU loop inside a kernel's serial code".into());
+                }
+                let e = self.exprs(None);
+                let v = names::loop_var(var);
+                if matches!(kind, LoopKind::Unrolled | LoopKind::Vectorized) {
+                    let _ = writeln!(out, "{pad}#pragma unroll");
+                }
+                let _ = writeln!(
+                    out,
+                    "{pad}for (int64_t {v} = {}; {v} <= {}; {v}++) {{",
+                    e.expr(min),
+                    e.expr(max)
+                );
+                self.device_stmt(body, out, depth + 1)?;
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+                self.bind(s);
+                let (open, body) = self.scope(s).expect("a binding or a condition");
+                let _ = writeln!(out, "{pad}{open}");
+                self.device_stmt(body, out, depth + 1)?;
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Store {
+                func,
+                update,
+                args,
+                value,
+            } => {
+                let e = self.exprs(Some((*func, *update)));
+                let at = e.offset(Source::Func(*func), args);
+                let mut v = e.expr(value);
+                if self.p().funcs[*func].ty == Type::Bool {
+                    v = format!("(uint8_t)({v})");
+                }
+                let _ = writeln!(out, "{pad}__f{func}[{at}] = {v};");
+            }
+            // A func computed inside a kernel: a buffer of each thread's
+            // own, a local array where a constant bounds it (registers or
+            // the cached local memory, as Halide's), else from the device
+            // heap.
+            Stmt::Allocate {
+                func,
+                region,
+                fold,
+                body,
+            } => {
+                let f = *func;
+                let ty = self.p().funcs[f].ty;
+                let c_ty = buffer_type(ty);
+                let elem = (ty.bits().max(8) / 8) as i128;
+                let local = self
+                    .capacity(region, fold)
+                    .filter(|&n| n * elem <= MAX_LOCAL_BYTES);
+                *out += &self.kernel_layout(f, region, fold, &pad);
+                match local {
+                    // Checked as shared memory is: a wrong bound stops the
+                    // kernel.
+                    Some(n) => {
+                        let _ = writeln!(
+                            out,
+                            "{pad}  if (__n{f} > {n}) PL_TRAP();\n{pad}  {c_ty} __loc{f}[{n}];\n{pad}  {c_ty}* __f{f} = __loc{f};\n{pad}  {{"
+                        );
+                        self.device_stmt(body, out, depth + 2)?;
+                        let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+                    }
+                    // Out of device heap, the kernel stops (the launch
+                    // fails): never a result computed from a missing buffer.
+                    None => {
+                        let _ = writeln!(
+                            out,
+                            "{pad}  {c_ty}* __f{f} = ({c_ty}*)malloc((__n{f} > 0 ? __n{f} : 1) * sizeof({c_ty}));\n{pad}  if (!__f{f}) PL_TRAP();\n{pad}  {{"
+                        );
+                        self.device_stmt(body, out, depth + 2)?;
+                        let _ = writeln!(out, "{pad}  }}\n{pad}  free(__f{f});\n{pad}}}");
+                    }
+                }
+            }
+            Stmt::CopyToOutput { .. } => {
+                return Err("a copy into an output inside a kernel".into());
+            }
+        }
+        Ok(())
+    }
+}
