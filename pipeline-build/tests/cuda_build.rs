@@ -26,9 +26,15 @@ pipeline! {
         bx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
         by.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
+    /// Its CPU schedule computes `scaled` at root, the GPU's inlines it:
+    /// the GPU entries have a bounds program of their own.
     pub fn scale(input: Image<f32, 2>, k: f32) -> Image<f32, 2> {
-        out(x, y) = input(x, y) * k + 0.5;
+        scaled(x, y) = input(x, y) * k;
+        out(x, y) = scaled(x, y) + 0.5;
         out
+    }
+    schedule scale {
+        scaled.compute_root();
     }
 }
 

@@ -373,10 +373,14 @@ fn expand_here(
         // The GPU entry: its lowering and launcher, or why there is none.
         // A `for cuda` block that cannot be honoured is the user's error,
         // with the `cuda` feature or without.
+        // With the `cuda` feature, the GPU lowering and launcher (its
+        // entries are made per CPU variant below), or the entries that say
+        // why there is none.
+        let mut gpu_program_of = None;
         let mut extra = TokenStream::new();
         if options.cuda || gpu_block.is_some() {
             let gpu = gpu_program(c, *gpu_block);
-            match (&gpu, gpu_block) {
+            match (gpu, gpu_block) {
                 // At the directive at fault where there is one.
                 (Err((e, Some(tokens))), Some(_)) => {
                     out.extend(syn::Error::new_spanned(tokens, e).to_compile_error());
@@ -387,10 +391,8 @@ fn expand_here(
                     continue;
                 }
                 _ if !options.cuda => {}
-                (Ok((l, symbol)), _) => {
-                    extra = codegen::rust::cuda_entry(c, Ok((l, symbol.as_str())));
-                }
-                (Err((e, _)), None) => extra = codegen::rust::cuda_entry(c, Err(e.as_str())),
+                (Ok(program), _) => gpu_program_of = Some(program),
+                (Err((e, _)), None) => extra = codegen::rust::cuda_entry(c, Err(e.as_str()), false),
             }
         }
         let consults = !override_auto && consults_cache(block.as_ref());
@@ -432,6 +434,16 @@ fn expand_here(
             .map(|(arch, l)| (Some(quote::quote!(target_arch = #arch)), l))
             .chain([(others, &variants.fallback)]);
         for (cfg, lowered) in all {
+            // The GPU entries call the variant's own bounds program where
+            // the GPU lowering's is the same (most pipelines).
+            let extra = match &gpu_program_of {
+                Some((l, symbol)) => codegen::rust::cuda_entry(
+                    c,
+                    Ok((l, symbol.as_str())),
+                    l.bounds == lowered.bounds,
+                ),
+                None => extra.clone(),
+            };
             let gen = pass(
                 "codegen",
                 |_| String::new(),
@@ -447,7 +459,7 @@ fn expand_here(
                         source: &source,
                         kernels: kernel_levels,
                         cfg,
-                        extra: extra.clone(),
+                        extra,
                     })
                 },
             );

@@ -23,7 +23,7 @@ use super::simplify::simplify;
 use crate::ir::*;
 
 /// One `i64` value of the bounds program.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SymDef {
     /// Readable name for the lowered listing (`blur_x.min.y`).
     pub name: String,
@@ -35,7 +35,7 @@ pub struct SymDef {
 pub type DimSyms = (SymId, SymId);
 
 /// The result of bounds inference.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BoundsProgram {
     /// Symbols in evaluation order.
     pub syms: Vec<SymDef>,

@@ -923,10 +923,10 @@ pub fn generate(input: &Input) -> TokenStream {
         shape_locals,
         empty_checks,
         nsyms,
-        bounds_body,
         checks,
         ..
     } = entry(&g, cp, input.input_strides);
+    let bounds_body = entry::bounds_body(&g);
 
     let loops = g.stmt(input.body);
     let vectors = if !has_vector_loop(input.body) {

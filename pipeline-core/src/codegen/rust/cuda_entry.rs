@@ -47,11 +47,13 @@ fn doc(name: &str, images: Images) -> String {
 }
 
 /// The items `NAME::cuda` and `NAME::cuda_device` add to the pipeline's
-/// module: the two entries, and what they share in `__cuda` (the GPU
-/// lowering's bounds program and the launcher's declaration), which
-/// exists only under `cfg(pipeline_cuda)`. The module allows that `cfg`,
-/// which crates that do not compile the GPU versions do not declare.
-pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
+/// module: the two entries, and what they share in `__cuda` (the
+/// launcher's declaration, and the GPU lowering's bounds program unless
+/// `cpu_bounds` says it is the CPU lowering's, which the module's
+/// `__bounds` computes), which exists only under `cfg(pipeline_cuda)`. The
+/// module allows that `cfg`, which crates that do not compile the GPU
+/// versions do not declare.
+pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStream {
     let name = cp.ident.to_string();
     let (l, symbol) = match gpu {
         Ok(x) => x,
@@ -67,10 +69,28 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
         bounds_args,
         empty_checks,
         nsyms,
-        bounds_body,
         checks,
         ..
     } = entry(&g, cp, &l.input_strides);
+    // The bounds program: the module's own where it is the same.
+    let (bounds_fn, bounds_call) = if cpu_bounds {
+        (TokenStream::new(), quote!(__bounds))
+    } else {
+        let body = entry::bounds_body(&g);
+        let bounds = quote! {
+            /// The GPU lowering's bounds program (its symbols differ
+            /// from the CPU lowering's where the schedules inline
+            /// differently).
+            #[cfg(pipeline_cuda)]
+            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
+            pub(super) fn bounds(#(#bounds_params),*) -> [i64; #nsyms] {
+                let mut __s = [0i64; #nsyms];
+                #(#body)*
+                __s
+            }
+        };
+        (bounds, quote!(__cuda::bounds))
+    };
     let p = &l.pipeline;
     let launcher = format_ident!("{}", symbol);
     let label = &name;
@@ -114,7 +134,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());
             }
-            let __s: [i64; #nsyms] = __cuda::bounds(#(#bounds_args),*);
+            let __s: [i64; #nsyms] = #bounds_call(#(#bounds_args),*);
             #(#checks)*
             // One more element each, so that no array is empty.
             let __inputs = [#(#in_ptrs,)* ::core::ptr::null::<u8>()];
@@ -154,16 +174,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu) -> TokenStream {
         #[doc(hidden)]
         #[allow(unexpected_cfgs)]
         mod __cuda {
-            /// The GPU lowering's bounds program (its symbols differ
-            /// from the CPU lowering's where the schedules inline
-            /// differently).
-            #[cfg(pipeline_cuda)]
-            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
-            pub(super) fn bounds(#(#bounds_params),*) -> [i64; #nsyms] {
-                let mut __s = [0i64; #nsyms];
-                #(#bounds_body)*
-                __s
-            }
+            #bounds_fn
             #[cfg(pipeline_cuda)]
             extern "C" {
                 pub(super) fn #launcher(

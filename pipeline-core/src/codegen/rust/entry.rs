@@ -25,9 +25,8 @@ pub(super) struct Entry {
     pub shape_locals: Vec<TokenStream>,
     /// Whether each output is empty (nothing to do).
     pub empty_checks: Vec<TokenStream>,
-    /// The number of symbols, and `__bounds`' body.
+    /// The number of symbols.
     pub nsyms: Literal,
-    pub bounds_body: Vec<TokenStream>,
     /// The checks of the inputs (and bounded funcs) before any work.
     pub checks: Vec<TokenStream>,
 }
@@ -132,43 +131,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
         region_args.push(quote!(#user.min, #user.shape));
     }
 
-    // The bounds program, shared by the entry and required_region.
     let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
-    let mut bounds_body = Vec::new();
-    for (i, inp) in p.inputs.iter().enumerate() {
-        let (mn, sh) = (
-            format_ident!("__in{}_min", i),
-            format_ident!("__in{}_shape", i),
-        );
-        for d in 0..inp.dims {
-            let dd = Literal::usize_unsuffixed(d);
-            let (m, e) = (
-                ident(names::input_min(i, d)),
-                ident(names::input_extent(i, d)),
-            );
-            bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
-        }
-    }
-    for (k, region) in b.outputs.iter().enumerate() {
-        let (mn, sh) = (
-            format_ident!("__out{}_min", k),
-            format_ident!("__out{}_shape", k),
-        );
-        for (d, &(lo, hi)) in region.iter().enumerate() {
-            let dd = Literal::usize_unsuffixed(d);
-            let (l, h) = (sym(lo), sym(hi));
-            bounds_body.push(quote! {
-                #l = #mn[#dd];
-                #h = #mn[#dd] + #sh[#dd] as i64 - 1;
-            });
-        }
-    }
-    for (s, def) in b.syms.iter().enumerate() {
-        if let Some(v) = &def.value {
-            let (l, e) = (sym(s), g.expr(v, None, None));
-            bounds_body.push(quote!(#l = #e;));
-        }
-    }
 
     // Input checks before any work.
     let mut checks = Vec::new();
@@ -227,7 +190,49 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
         shape_locals,
         empty_checks,
         nsyms,
-        bounds_body,
         checks,
     }
+}
+
+/// The body of `__bounds`, the bounds program of `g` (shared by the entry
+/// and required_region): the inputs' regions bound, the outputs' set, then
+/// every symbol in order.
+pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
+    let (p, b) = (g.p, g.b);
+    let mut bounds_body = Vec::new();
+    for (i, inp) in p.inputs.iter().enumerate() {
+        let (mn, sh) = (
+            format_ident!("__in{}_min", i),
+            format_ident!("__in{}_shape", i),
+        );
+        for d in 0..inp.dims {
+            let dd = Literal::usize_unsuffixed(d);
+            let (m, e) = (
+                ident(names::input_min(i, d)),
+                ident(names::input_extent(i, d)),
+            );
+            bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
+        }
+    }
+    for (k, region) in b.outputs.iter().enumerate() {
+        let (mn, sh) = (
+            format_ident!("__out{}_min", k),
+            format_ident!("__out{}_shape", k),
+        );
+        for (d, &(lo, hi)) in region.iter().enumerate() {
+            let dd = Literal::usize_unsuffixed(d);
+            let (l, h) = (sym(lo), sym(hi));
+            bounds_body.push(quote! {
+                #l = #mn[#dd];
+                #h = #mn[#dd] + #sh[#dd] as i64 - 1;
+            });
+        }
+    }
+    for (s, def) in b.syms.iter().enumerate() {
+        if let Some(v) = &def.value {
+            let (l, e) = (sym(s), g.expr(v, None, None));
+            bounds_body.push(quote!(#l = #e;));
+        }
+    }
+    bounds_body
 }
