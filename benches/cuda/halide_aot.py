@@ -7,9 +7,10 @@ already on the device and writes its outputs for the comparison with ours.
     python3 benches/cuda/halide_aot.py OUT_DIR
 
 The algorithms and GPU schedules are those of benches/cuda/src/main.rs, in
-Halide's Python API: the same arithmetic (integer pipelines, so the outputs
-must be equal bit for bit), the same tiles (32 x 8 threads), and a func
-staged per block in shared memory where ours is. Runs itself in the virtual
+Halide's Python API: the same arithmetic (integers, and Harris's floats
+built with `strict_float`, IEEE without contraction into FMA as ours, so
+every output must be equal bit for bit), the same tiles (32 x 8 threads),
+and a func staged per block in shared memory where ours is. Runs itself in the virtual
 environment of benches/halide/compare.py (target/halide-venv), creating it
 if needed. The kernels are PTX for compute capability 8.0, which the driver
 compiles for the GPU at hand; the runtime loads libcuda at run time.
@@ -78,6 +79,42 @@ def pipelines(hl):
     d.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
     out["down2"] = (d, inp)
 
+    # Harris: gray and the gradients at root, the rest inlined.
+    f = hl.f32
+    inp = hl.ImageParam(hl.Float(32), 3, "input")
+    c = hl.BoundaryConditions.repeat_edge(inp)
+    gray, ix, iy, h = hl.Func("gray"), hl.Func("ix"), hl.Func("iy"), hl.Func("harris")
+    gray[x, y] = f(0.299) * c[x, y, 0] + f(0.587) * c[x, y, 1] + f(0.114) * c[x, y, 2]
+    ix[x, y] = (
+        (gray[x + 1, y - 1] - gray[x - 1, y - 1])
+        + f(2.0) * (gray[x + 1, y] - gray[x - 1, y])
+        + (gray[x + 1, y + 1] - gray[x - 1, y + 1])
+    ) * f(0.125)
+    iy[x, y] = (
+        (gray[x - 1, y + 1] - gray[x - 1, y - 1])
+        + f(2.0) * (gray[x, y + 1] - gray[x, y - 1])
+        + (gray[x + 1, y + 1] - gray[x + 1, y - 1])
+    ) * f(0.125)
+
+    def box3x3(g):
+        # The DSL's sum over (i, j), i innermost: a left fold.
+        terms = [g(x + i, y + j) for j in (-1, 0, 1) for i in (-1, 0, 1)]
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = acc + t
+        return acc
+
+    sxx = box3x3(lambda a, b: ix[a, b] * ix[a, b])
+    syy = box3x3(lambda a, b: iy[a, b] * iy[a, b])
+    sxy = box3x3(lambda a, b: ix[a, b] * iy[a, b])
+    det = sxx * syy - sxy * sxy
+    trace = sxx + syy
+    h[x, y] = det - f(0.04) * trace * trace
+    h.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    for stage in (gray, ix, iy):
+        stage.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    out["harris"] = (h, inp)
+
     inp = hl.ImageParam(hl.UInt(8), 3, "rgb")
     gr = hl.Func("grey")
     ch = lambda k: hl.cast(u16, inp[x, y, k])
@@ -93,7 +130,8 @@ def main():
 
     dest = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "target" / "cuda-compare").resolve()
     dest.mkdir(parents=True, exist_ok=True)
-    target = hl.Target(TARGET + "-no_runtime")
+    # IEEE floats as ours (no contraction into FMA): outputs equal bit for bit.
+    target = hl.Target(TARGET + "-no_runtime-strict_float")
     libs = []
     for name, (func, inp) in pipelines(hl).items():
         prefix = str(dest / f"halide_{name}")

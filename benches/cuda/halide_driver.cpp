@@ -13,6 +13,7 @@
 #include "halide_down2.h"
 #include "halide_gauss5x5.h"
 #include "halide_grey.h"
+#include "halide_harris.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,13 @@ static uint32_t hash(uint32_t x, uint32_t y, uint32_t c) {
     h *= 0x2C1B3C6Du;
     h ^= h >> 12;
     return h;
+}
+
+// The float inputs: a ramp in [0, 0.75) plus noise in [0, 0.0625).
+static float ramp_and_noise(uint32_t x, uint32_t y, uint32_t c) {
+    uint32_t ramp = ((x + 2 * y + 97 * c) % 4096) * 3072;
+    uint32_t noise = (hash(x, y, c) >> 22) * 1024;
+    return (float)(ramp + noise) / 16777216.0f;
 }
 
 static int runs() {
@@ -107,6 +115,15 @@ int main(int argc, char** argv) {
         auto out = output<uint8_t>(w, h);
         timed("gauss5x5", out, [&] { return halide_gauss5x5(in, out); });
         dump(dir, "gauss5x5", out);
+    }
+    {
+        const int w = 1920, h = 1024;
+        Buffer<float> in(w, h, 3);
+        in.for_each_element([&](int x, int y, int c) { in(x, y, c) = ramp_and_noise(x, y, c); });
+        in = on_device(in);
+        auto out = output<float>(w, h);
+        timed("harris", out, [&] { return halide_harris(in, out); });
+        dump(dir, "harris", out);
     }
     {
         const int w = 3840, h = 2160;

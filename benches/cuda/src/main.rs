@@ -10,8 +10,11 @@
 //! The algorithms are the CPU comparison's (benches/halide_compare.rs), grey
 //! from planar RGB (a device buffer is dense); the GPU schedules are 32 x 8
 //! threads a block, with the stencils' first stage staged per block in
-//! shared memory, and the blur also with its first stage at root, as
-//! Halide's same schedules.
+//! shared memory, the blur also with its first stage at root, and Harris
+//! with gray and the gradients at root, the rest inlined, as Halide's same
+//! schedules. Harris's floats are IEEE on both sides (nvcc without FMA
+//! contraction, Halide with `strict_float`), so its output too must be
+//! equal bit for bit.
 
 use pipeline::cuda::DeviceBuffer;
 use pipeline::{pipeline, Buffer, Element, Error};
@@ -62,6 +65,41 @@ pipeline! {
         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
+    pub fn harris(input: Image<f32, 3>) -> Image<f32, 2> {
+        let clamped = input.clamp_edge();
+        gray(x, y) = 0.299 * clamped(x, y, 0) + 0.587 * clamped(x, y, 1) + 0.114 * clamped(x, y, 2);
+        ix(x, y) = ((gray(x + 1, y - 1) - gray(x - 1, y - 1))
+            + 2.0 * (gray(x + 1, y) - gray(x - 1, y))
+            + (gray(x + 1, y + 1) - gray(x - 1, y + 1))) * 0.125;
+        iy(x, y) = ((gray(x - 1, y + 1) - gray(x - 1, y - 1))
+            + 2.0 * (gray(x, y + 1) - gray(x, y - 1))
+            + (gray(x + 1, y + 1) - gray(x + 1, y - 1))) * 0.125;
+        ixx(x, y) = ix(x, y) * ix(x, y);
+        iyy(x, y) = iy(x, y) * iy(x, y);
+        ixy(x, y) = ix(x, y) * iy(x, y);
+        sxx(x, y) = sum((-1..=1, -1..=1), |(i, j)| ixx(x + i, y + j));
+        syy(x, y) = sum((-1..=1, -1..=1), |(i, j)| iyy(x + i, y + j));
+        sxy(x, y) = sum((-1..=1, -1..=1), |(i, j)| ixy(x + i, y + j));
+        out(x, y) = {
+            let det = sxx(x, y) * syy(x, y) - sxy(x, y) * sxy(x, y);
+            let trace = sxx(x, y) + syy(x, y);
+            det - 0.04 * trace * trace
+        };
+        out
+    }
+    schedule harris for cuda {
+        gray.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        ix.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        iy.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        ixx.compute_inline();
+        iyy.compute_inline();
+        ixy.compute_inline();
+        sxx.compute_inline();
+        syy.compute_inline();
+        sxy.compute_inline();
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
     pub fn grey(rgb: Image<u8, 3>) -> Image<u8, 2> {
         out(x, y) = ((rgb(x, y, 0) as u16 * 77 + rgb(x, y, 1) as u16 * 150
             + rgb(x, y, 2) as u16 * 29) >> 8) as u8;
@@ -81,6 +119,14 @@ fn hash(x: usize, y: usize, c: usize) -> u32 {
     h = h.wrapping_mul(0x2C1B_3C6D);
     h ^= h >> 12;
     h
+}
+
+/// The float inputs of benches/halide_compare.rs: a ramp in [0, 0.75) plus
+/// noise in [0, 0.0625), exactly representable in f32.
+fn ramp_and_noise(x: usize, y: usize, c: usize) -> f32 {
+    let ramp = ((x + 2 * y + 97 * c) % 4096) as u32 * 3072;
+    let noise = (hash(x, y, c) >> 22) * 1024;
+    (ramp + noise) as f32 / 16_777_216.0
 }
 
 /// Times `call` on the device, checks `out` against `expected`, reports and
@@ -128,7 +174,7 @@ fn timed<T: Element>(
             .flat_map(|v| {
                 let p = v as *const T as *const u8;
                 // SAFETY: `v` is a `T` of `size_of::<T>()` initialized bytes
-                // (u8 and u16 here: no padding).
+                // (u8, u16 and f32 here: no padding).
                 unsafe { std::slice::from_raw_parts(p, std::mem::size_of::<T>()) }.to_vec()
             })
             .collect();
@@ -170,6 +216,17 @@ fn main() -> Result<(), Error> {
         let mut out = DeviceBuffer::<u8, 2>::new([w, h])?;
         timed("gauss5x5", &mut out, &expected, host.len(), |o| {
             gauss5x5::cuda_device(&input, o)
+        })?;
+    }
+    {
+        let (w, h) = (1920, 1024);
+        let host = Buffer::<f32, 3>::from_fn([w, h, 3], |[x, y, c]| ramp_and_noise(x, y, c));
+        let input = DeviceBuffer::upload(&host)?;
+        let mut expected = Buffer::<f32, 2>::new([w, h]);
+        harris(&host, &mut expected)?;
+        let mut out = DeviceBuffer::<f32, 2>::new([w, h])?;
+        timed("harris", &mut out, &expected, host.len() * 4, |o| {
+            harris::cuda_device(&input, o)
         })?;
     }
     {
