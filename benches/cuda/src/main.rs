@@ -110,28 +110,13 @@ pipeline! {
     }
 }
 
-/// The inputs' values: the hash of benches/halide_compare.rs.
-fn hash(x: usize, y: usize, c: usize) -> u32 {
-    let mut h = (x as u32).wrapping_mul(0x9E37_79B1)
-        ^ (y as u32).wrapping_mul(0x85EB_CA77)
-        ^ (c as u32).wrapping_mul(0xC2B2_AE3D);
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x2C1B_3C6D);
-    h ^= h >> 12;
-    h
-}
-
-/// The float inputs of benches/halide_compare.rs: a ramp in [0, 0.75) plus
-/// noise in [0, 0.0625), exactly representable in f32.
-fn ramp_and_noise(x: usize, y: usize, c: usize) -> f32 {
-    let ramp = ((x + 2 * y + 97 * c) % 4096) as u32 * 3072;
-    let noise = (hash(x, y, c) >> 22) * 1024;
-    (ramp + noise) as f32 / 16_777_216.0
-}
+#[path = "../../support/inputs.rs"]
+mod inputs;
+use inputs::{hash, ramp_and_noise, Raw};
 
 /// Times `call` on the device, checks `out` against `expected`, reports and
 /// dumps it.
-fn timed<T: Element>(
+fn timed<T: Element + Raw>(
     name: &str,
     out: &mut DeviceBuffer<T, 2>,
     expected: &Buffer<T, 2>,
@@ -168,16 +153,10 @@ fn timed<T: Element>(
         }
     );
     if let Some(dir) = std::env::args().nth(1) {
-        let raw: Vec<u8> = got
-            .as_slice()
-            .iter()
-            .flat_map(|v| {
-                let p = v as *const T as *const u8;
-                // SAFETY: `v` is a `T` of `size_of::<T>()` initialized bytes
-                // (u8, u16 and f32 here: no padding).
-                unsafe { std::slice::from_raw_parts(p, std::mem::size_of::<T>()) }.to_vec()
-            })
-            .collect();
+        let mut raw = Vec::new();
+        for &v in got.as_slice() {
+            v.extend_le(&mut raw);
+        }
         std::fs::write(format!("{dir}/{name}.bin"), raw).expect("write the dump");
     }
     if !same {
