@@ -187,9 +187,8 @@ struct Program<'a> {
     host_loops: Vec<LoopVar>,
     /// Storage folding of each func buffer (known at its allocation).
     folds: Vec<Vec<Option<i64>>>,
-    /// The values of the local symbols bound around the statement being
-    /// emitted, in terms of loops and global symbols (for the constant
-    /// bounds of shared memory).
+    /// The values of the local symbols bound so far, as bound (for the
+    /// constant bounds of shared and local buffers).
     sym_values: HashMap<SymId, Expr>,
     /// Whether a thread loop in serial code runs serially (it is part of a
     /// stage the block's threads share out among themselves).

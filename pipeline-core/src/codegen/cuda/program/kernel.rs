@@ -251,19 +251,22 @@ impl Program<'_> {
         }
     }
 
-    /// Records the value of a local symbol `s` binds, in terms of loops
-    /// and global symbols.
+    /// Records the value of a local symbol `s` binds (resolved only where
+    /// a buffer's bound asks for it).
     pub(super) fn bind(&mut self, s: &Stmt) {
         if let Stmt::LetSym { sym, value, .. } = s {
-            let value = self.resolved(value);
-            self.sym_values.insert(*sym, value);
+            self.sym_values.insert(*sym, value.clone());
         }
     }
 
-    /// `e` with the local symbols bound around it replaced by their values.
+    /// `e` with the local symbols bound around it replaced by their values,
+    /// in terms of loops and global symbols.
     fn resolved(&self, e: &Expr) -> Expr {
         e.rewrite(&mut |n| match &n.kind {
-            ExprKind::Sym(s) => self.sym_values.get(s).cloned().unwrap_or(n),
+            ExprKind::Sym(s) => match self.sym_values.get(s) {
+                Some(v) => self.resolved(v),
+                None => n,
+            },
             _ => n,
         })
     }
