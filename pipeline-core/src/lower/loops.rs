@@ -70,8 +70,9 @@ pub fn synthesize(
         local_syms: Vec::new(),
         sliding: HashMap::new(),
         values: std::rc::Rc::new(crate::analysis::bounds::func_value_bounds(p)),
+        live: p.live_funcs().into(),
     };
-    let live = p.live_funcs();
+    let live = l.live.to_vec();
     let at_root: Vec<FuncId> = live
         .iter()
         .copied()
@@ -253,6 +254,8 @@ struct Lowerer<'a> {
     sliding: HashMap<FuncId, (usize, Option<i128>)>,
     /// The value range of every func (for data-dependent coordinates).
     values: std::rc::Rc<Vec<Interval>>,
+    /// `p.live_funcs()`, which every loop of every stage consults.
+    live: std::rc::Rc<[FuncId]>,
 }
 
 impl Lowerer<'_> {
@@ -482,12 +485,13 @@ impl Lowerer<'_> {
                 continue;
             }
             // Funcs computed at this loop come first in its body.
-            let hosted: Vec<FuncId> = p
-                .live_funcs()
-                .into_iter()
+            let hosted: Vec<FuncId> = self
+                .live
+                .iter()
+                .copied()
                 .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && *var == lp.var.name))
                 .collect();
-            let stores_here = p.live_funcs().into_iter().any(|h| {
+            let stores_here = self.live.iter().any(|&h| {
                 matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && *w == lp.var.name)
             });
             if !hosted.is_empty() || stores_here {
@@ -659,7 +663,7 @@ impl Lowerer<'_> {
     ) -> Stmt {
         let p = self.p;
         let here = &loops[i].var.name;
-        let live = p.live_funcs();
+        let live = self.live.clone();
         let computed: Vec<FuncId> = live
             .iter()
             .copied()
@@ -975,7 +979,7 @@ fn at_previous_step(e: &Expr, v: &LoopVar) -> Expr {
 /// `a - b` when it is a constant: both are sums of the same terms with
 /// constant coefficients, up to a constant.
 fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
-    fn terms(e: &Expr, scale: i128, out: &mut Vec<(String, i128)>, c: &mut i128) {
+    fn terms<'e>(e: &'e Expr, scale: i128, out: &mut Vec<(&'e Expr, i128)>, c: &mut i128) {
         match &e.kind {
             ExprKind::Int(v) => *c += scale * v,
             ExprKind::Binary(BinOp::Add, x, y) => {
@@ -995,13 +999,10 @@ fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
             ExprKind::Cast(x) if e.ty.bits() >= x.ty.bits() && x.ty.is_int() => {
                 terms(x, scale, out, c)
             }
-            _ => {
-                let key = format!("{e:?}");
-                match out.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, w)) => *w += scale,
-                    None => out.push((key, scale)),
-                }
-            }
+            _ => match out.iter_mut().find(|(k, _)| *k == e) {
+                Some((_, w)) => *w += scale,
+                None => out.push((e, scale)),
+            },
         }
     }
     let (mut ts, mut c) = (Vec::new(), 0i128);
