@@ -10,6 +10,7 @@
 //! `ViewMut::store` and `View::load` at coordinates bounds inference proved
 //! in range (asserted in debug builds): see ARCHITECTURE.md, invariants.
 
+mod captures;
 mod cuda_entry;
 mod entry;
 mod hoist;
@@ -144,7 +145,7 @@ pub(super) struct Gen<'a> {
     /// Every value a loop body may read: syms, params, inputs and the reader
     /// views of funcs computed so far (grows as code is generated, and
     /// shrinks back at the end of each loop).
-    readable: std::cell::RefCell<Vec<Ident>>,
+    readable: std::cell::RefCell<captures::Readable>,
     /// The first coordinate of the buffer of each func allocated so far.
     origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
     /// The storage folding of each func allocated so far.
@@ -600,7 +601,7 @@ impl Gen<'_> {
             Stmt::LetSym { sym, value, body } => {
                 let id = format_ident!("__q{}", sym);
                 let v = self.expr(value, None, None);
-                self.readable.borrow_mut().push(id.clone());
+                self.readable.borrow_mut().push(id.to_string());
                 let b = self.stmt(body);
                 quote! {
                     let #id: i64 = #v;
@@ -630,7 +631,7 @@ impl Gen<'_> {
                 // The loop's variable is readable inside (a parallel loop
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
-                self.readable.borrow_mut().push(id.clone());
+                self.readable.borrow_mut().push(names::loop_var(var));
                 self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
@@ -709,7 +710,7 @@ impl Gen<'_> {
                         // variables and coordinates included): the unsharp
                         // mask reloaded its channel from the stack in every
                         // vector iteration through the captured reference.
-                        let locals = local_copies(&self.readable.borrow(), &inner, slab.func);
+                        let locals = self.local_copies(body, slab.func);
                         quote! {
                             ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
                                 #locals
@@ -724,7 +725,7 @@ impl Gen<'_> {
                 let id = coord_ident(*coord);
                 let v = self.expr(value, None, None);
                 let scope = self.readable.borrow().len();
-                self.readable.borrow_mut().push(id.clone());
+                self.readable.borrow_mut().push(names::coord(*coord));
                 let b = self.stmt(body);
                 self.readable.borrow_mut().truncate(scope);
                 quote! {
@@ -778,15 +779,14 @@ impl Gen<'_> {
         }
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
-        // The values a stage at the top level reads, as they are before it.
-        let outer = (self.loop_depth.get() == 0).then(|| self.readable.borrow().clone());
         self.open_stages.borrow_mut().push(f);
         let mut code = self.stmt(s);
         self.open_stages.borrow_mut().pop();
+        // The values the stage could read, as they were before it.
         self.readable.borrow_mut().truncate(scope);
         let w = self.writer(f);
-        if let Some(outer) = outer {
-            code = outline(&code, &w, &outer, f);
+        if self.loop_depth.get() == 0 {
+            code = outline(&code, &w, self.local_copies(s, f));
         }
         if w != format_ident!("__w{}", f) {
             return code;
@@ -797,8 +797,8 @@ impl Gen<'_> {
             format_ident!("__r{}", f),
         );
         let lo = self.origin(f);
-        if !self.readable.borrow().contains(&r) {
-            self.readable.borrow_mut().push(r.clone());
+        if !self.readable.borrow().contains(&r.to_string()) {
+            self.readable.borrow_mut().push(r.to_string());
         }
         quote! {
             {
@@ -821,13 +821,12 @@ impl Gen<'_> {
 
 /// A stage at the top level of the kernel as a function of its own (a
 /// closure that [`pipeline::rt::outline`] calls and never inlines), with
-/// its own copies of what it reads (`readable`, but for `f`'s reader, which
+/// `locals`, its own copies of what it reads (but for `f`'s reader, which
 /// the stage reads through its writer `w`). One function per stage keeps
 /// each loop nest's registers to itself: in one function for the whole
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
-fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> TokenStream {
-    let locals = local_copies(readable, code, f);
+fn outline(code: &TokenStream, w: &Ident, locals: TokenStream) -> TokenStream {
     quote! {
         ::pipeline::rt::outline(|| {
             let mut #w = #w.reborrow();
@@ -838,51 +837,36 @@ fn outline(code: &TokenStream, w: &Ident, readable: &[Ident], f: FuncId) -> Toke
     }
 }
 
-/// Local copies, for a closure whose body is `code` and which writes func
-/// `f`, of the values of `readable` that the body names, but for `f`'s
-/// reader (the body reads `f` through its writer). The closure captures by
-/// reference, and LLVM cannot keep values behind a reference in registers
-/// across the stores through the writer's raw pointer.
-fn local_copies(readable: &[Ident], code: &TokenStream, f: FuncId) -> TokenStream {
-    let own = format_ident!("__r{}", f);
-    let used = idents_in(code);
-    let copies = readable.iter().filter(|c| **c != own && used.contains(*c));
-    quote!(#(let #copies = #copies;)*)
-}
-
-/// The identifiers in `code`, at any depth: a closure copies only the
-/// values its body names (copying every readable value made a chain of
-/// `n` stages `n^2` statements for rustc to check).
-fn idents_in(code: &TokenStream) -> std::collections::HashSet<Ident> {
-    let mut out = std::collections::HashSet::new();
-    // Groups nest as deep as the user's expressions: a stack, not recursion.
-    let mut pending = vec![code.clone()];
-    while let Some(stream) = pending.pop() {
-        for t in stream {
-            match t {
-                proc_macro2::TokenTree::Ident(i) => {
-                    out.insert(i);
-                }
-                proc_macro2::TokenTree::Group(g) => pending.push(g.stream()),
-                _ => {}
-            }
-        }
+impl Gen<'_> {
+    /// Local copies, for a closure whose body is the code of `s` and which
+    /// writes func `f`, of the readable values that `s` may read, but for
+    /// `f`'s reader (the body reads `f` through its writer). The closure
+    /// captures by reference, and LLVM cannot keep values behind a
+    /// reference in registers across the stores through the writer's raw
+    /// pointer. Only what the body names is copied: copying every readable
+    /// value made a chain of `n` stages `n^2` statements for rustc to check.
+    fn local_copies(&self, s: &Stmt, f: FuncId) -> TokenStream {
+        let used = captures::names_read(s, self.b);
+        let own = format!("__r{f}");
+        let readable = self.readable.borrow();
+        let copies = readable.copies(&used, &own).map(|n| ident(n.to_string()));
+        quote!(#(let #copies = #copies;)*)
     }
-    out
 }
 
 impl<'a> Gen<'a> {
     /// The generator of pipeline `p` with bounds program `b`.
     fn new(p: &'a Pipeline, b: &'a BoundsProgram, input_strides: &[Vec<Option<usize>>]) -> Gen<'a> {
-        let mut readable = vec![format_ident!("__s")];
+        let mut readable = captures::Readable::default();
+        readable.push("__s".to_string());
         for (i, inp) in p.inputs.iter().enumerate() {
-            readable.push(format_ident!("__in{}", i));
+            readable.push(format!("__in{i}"));
             for d in 0..inp.dims {
-                readable.push(ident(names::input_min(i, d)));
-                readable.push(ident(names::input_extent(i, d)));
+                readable.push(names::input_min(i, d));
+                readable.push(names::input_extent(i, d));
             }
         }
-        readable.extend((0..p.params.len()).map(|i| ident(names::param(i))));
+        (0..p.params.len()).for_each(|i| readable.push(names::param(i)));
         Gen {
             p,
             b,

@@ -180,14 +180,14 @@ impl Gen<'_> {
         stage: Option<(FuncId, Option<usize>)>,
         coords: &[(Coord, &Expr)],
     ) -> bool {
-        let readable = |id: Ident| self.readable.borrow().contains(&id);
+        let readable = |name: String| self.readable.borrow().contains(&name);
         let coord = |c: Coord| match coords.iter().rev().find(|(k, _)| *k == c) {
             Some((_, value)) => self.is_fixed(value, stage, &[]),
-            None => readable(coord_ident(c)),
+            None => readable(names::coord(c)),
         };
         !e.any(&mut |n| match &n.kind {
-            ExprKind::Sym(k) => !readable(format_ident!("__q{}", k)),
-            ExprKind::Loop(v) => !readable(loop_ident(v)),
+            ExprKind::Sym(k) => !readable(format!("__q{k}")),
+            ExprKind::Loop(v) => !readable(names::loop_var(v)),
             ExprKind::Var(d) => !stage.is_some_and(|(f, _)| coord(Coord::Pure(f, *d))),
             ExprKind::RVar(r) => {
                 !matches!(stage, Some((f, Some(k))) if coord(Coord::Reduction(f, k, *r)))
@@ -214,8 +214,7 @@ impl Gen<'_> {
                 let readable = match source {
                     Source::Input(_) => true,
                     Source::Func(g) => {
-                        !written.contains(g)
-                            && self.readable.borrow().contains(&format_ident!("__r{}", g))
+                        !written.contains(g) && self.readable.borrow().contains(&format!("__r{g}"))
                     }
                 };
                 // No loop variable, not even an enclosing loop's: a load at

@@ -1,0 +1,183 @@
+//! What a closure of the generated code must copy: a stage outlined into a
+//! function of its own, and the body of a parallel loop, take local copies
+//! of the values they read, because LLVM cannot keep a value behind a
+//! captured reference in a register across stores through a raw pointer.
+//!
+//! Both sides are names, not tokens: [`Readable`] holds the values bound so
+//! far, and [`names_read`] finds what a statement's code may read from its
+//! lowered form. (Scanning the generated tokens for identifiers, as this
+//! used to, cloned every token of every outlined stage, some of them twice,
+//! and crossed the compiler's bridge once a token in a real build.)
+
+use crate::analysis::bounds::BoundsProgram;
+use crate::codegen::names;
+use crate::ir::*;
+use std::collections::{HashMap, HashSet};
+
+/// The values a loop body may read, by name, in the order they were bound:
+/// syms, params, inputs, coordinates and loop variables of enclosing
+/// loops, and the reader views of funcs computed so far. It grows as code
+/// is generated and shrinks back at the end of each scope.
+#[derive(Default)]
+pub(super) struct Readable {
+    order: Vec<String>,
+    count: HashMap<String, u32>,
+}
+
+impl Readable {
+    /// Binds `name` (again, if it was bound already).
+    pub(super) fn push(&mut self, name: String) {
+        *self.count.entry(name.clone()).or_default() += 1;
+        self.order.push(name);
+    }
+
+    /// How many bindings there are: a scope to return to.
+    pub(super) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Forgets the bindings made after the first `n`.
+    pub(super) fn truncate(&mut self, n: usize) {
+        for name in self.order.drain(n..) {
+            let left = self.count.get_mut(&name).expect("a bound name is counted");
+            *left -= 1;
+            if *left == 0 {
+                self.count.remove(&name);
+            }
+        }
+    }
+
+    /// Whether `name` is bound.
+    pub(super) fn contains(&self, name: &str) -> bool {
+        self.count.contains_key(name)
+    }
+
+    /// The bound names that `used` holds, but for `except`, in the order
+    /// they were bound (so the generated code does not depend on hashing).
+    pub(super) fn copies<'a>(
+        &'a self,
+        used: &'a HashSet<String>,
+        except: &'a str,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        let mut seen = HashSet::new();
+        self.order
+            .iter()
+            .filter(move |n| *n != except && used.contains(*n) && seen.insert(n.as_str()))
+            .map(String::as_str)
+    }
+}
+
+/// The names of the values that the generated code of `s` may read from
+/// outside it: every one it reads, and perhaps a few it only binds.
+pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<String> {
+    let mut out = HashSet::new();
+    stmt(s, b, &mut out);
+    out
+}
+
+fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<String>) {
+    let e = |e: &Expr, stage: Option<(FuncId, Option<usize>)>, out: &mut HashSet<String>| {
+        expr(e, stage, b, out)
+    };
+    match s {
+        Stmt::Allocate { region, body, .. } => {
+            for (lo, hi) in region {
+                e(lo, None, out);
+                e(hi, None, out);
+            }
+            stmt(body, b, out);
+        }
+        Stmt::For {
+            min,
+            max,
+            slab,
+            body,
+            ..
+        } => {
+            e(min, None, out);
+            e(max, None, out);
+            if let Some(slab) = slab {
+                e(&slab.start, None, out);
+            }
+            stmt(body, b, out);
+        }
+        Stmt::LetSym { value, body, .. } | Stmt::LetCoord { value, body, .. } => {
+            e(value, None, out);
+            stmt(body, b, out);
+        }
+        Stmt::Store {
+            func,
+            update,
+            args,
+            value,
+        } => {
+            for a in args {
+                e(a, Some((*func, *update)), out);
+            }
+            e(value, Some((*func, *update)), out);
+        }
+        Stmt::If { cond, body } => {
+            e(cond, None, out);
+            stmt(body, b, out);
+        }
+        Stmt::CopyToOutput { func, .. } => {
+            out.insert(format!("__r{func}"));
+        }
+        Stmt::Block(stmts) => stmts.iter().for_each(|s| stmt(s, b, out)),
+    }
+}
+
+fn expr(
+    e: &Expr,
+    stage: Option<(FuncId, Option<usize>)>,
+    b: &BoundsProgram,
+    out: &mut HashSet<String>,
+) {
+    e.visit(&mut |n| {
+        match &n.kind {
+            ExprKind::Var(d) => {
+                if let Some((f, _)) = stage {
+                    out.insert(names::coord(Coord::Pure(f, *d)));
+                }
+            }
+            ExprKind::RVar(r) => {
+                if let Some((f, Some(k))) = stage {
+                    out.insert(names::coord(Coord::Reduction(f, k, *r)));
+                }
+            }
+            ExprKind::Param(i) => {
+                out.insert(names::param(*i));
+            }
+            ExprKind::InputMin(i, d) => {
+                out.insert(names::input_min(*i, *d));
+            }
+            ExprKind::InputExtent(i, d) => {
+                out.insert(names::input_extent(*i, *d));
+            }
+            ExprKind::Sym(s) if *s < b.syms.len() => {
+                out.insert("__s".to_string());
+            }
+            ExprKind::Sym(s) => {
+                out.insert(format!("__q{s}"));
+            }
+            ExprKind::Loop(v) => {
+                out.insert(names::loop_var(v));
+            }
+            ExprKind::Load {
+                source: Source::Func(g),
+                ..
+            } => {
+                out.insert(format!("__r{g}"));
+            }
+            // (Boundary conditions name the input's bounds as
+            // `InputMin` and `InputExtent` nodes.)
+            ExprKind::Load {
+                source: Source::Input(i),
+                ..
+            } => {
+                out.insert(format!("__in{i}"));
+            }
+            _ => {}
+        };
+    });
+}
