@@ -564,50 +564,79 @@ impl Gen<'_> {
         }
     }
 
+    /// The code of `s`. An allocation or binding scopes over the rest of
+    /// its block, so its body follows it in the same stream: nesting it
+    /// (`quote!(let a = ..; #rest)`) copied the rest of the block once per
+    /// binding, quadratic in the length of a run of bindings.
     fn stmt(&self, s: &Stmt) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut s = s;
+        // Coordinates are readable until the end of the run.
+        let mut coords_from = None;
+        loop {
+            s = match s {
+                Stmt::Allocate {
+                    func,
+                    region,
+                    fold,
+                    body,
+                } => {
+                    out.extend(self.allocate(*func, region, fold));
+                    body
+                }
+                Stmt::LetSym { sym, value, body } => {
+                    let id = format_ident!("__q{}", sym);
+                    let v = self.expr(value, None, None);
+                    self.readable.borrow_mut().push(id.to_string());
+                    out.extend(quote!(let #id: i64 = #v;));
+                    body
+                }
+                Stmt::LetCoord { coord, value, body } => {
+                    let id = coord_ident(*coord);
+                    let v = self.expr(value, None, None);
+                    let mut readable = self.readable.borrow_mut();
+                    coords_from.get_or_insert(readable.len());
+                    readable.push(names::coord(*coord));
+                    out.extend(quote!(let #id: i32 = (#v) as i32;));
+                    body
+                }
+                _ => {
+                    out.extend(self.stmt_here(s));
+                    break;
+                }
+            };
+        }
+        if let Some(scope) = coords_from {
+            self.readable.borrow_mut().truncate(scope);
+        }
+        out
+    }
+
+    /// The allocation of `func`'s buffer over `region`, folded as `fold` says.
+    fn allocate(&self, func: FuncId, region: &[(Expr, Expr)], fold: &[Option<i64>]) -> TokenStream {
+        self.folds.borrow_mut().insert(func, fold.to_vec());
+        let f = &self.p.funcs[func];
+        let ty = buffer_type(f.ty);
+        let n = Literal::usize_unsuffixed(f.dims());
+        let name = &f.name;
+        let pipeline = &self.p.name;
+        let buf = format_ident!("__buf{}", func);
+        let lo = region.iter().map(|(l, _)| self.expr(l, None, None));
+        let lo = quote!([#(#lo),*]);
+        let hi = region.iter().map(|(_, h)| self.expr(h, None, None));
+        let hi = quote!([#(#hi),*]);
+        self.origins.borrow_mut().insert(func, lo.clone());
+        // SAFETY (of the generated block): loop synthesis computes every
+        // point of the region before any is read.
+        quote! {
+            let mut #buf = unsafe { ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
+        }
+    }
+
+    /// The code of a statement other than an allocation or a binding.
+    fn stmt_here(&self, s: &Stmt) -> TokenStream {
         match s {
-            Stmt::Allocate {
-                func,
-                region,
-                fold,
-                body,
-            } => {
-                self.folds.borrow_mut().insert(*func, fold.clone());
-                let f = &self.p.funcs[*func];
-                let ty = buffer_type(f.ty);
-                let n = Literal::usize_unsuffixed(f.dims());
-                let name = &f.name;
-                let pipeline = &self.p.name;
-                let buf = format_ident!("__buf{}", func);
-                let lo: Vec<TokenStream> = region
-                    .iter()
-                    .map(|(l, _)| self.expr(l, None, None))
-                    .collect();
-                let hi: Vec<TokenStream> = region
-                    .iter()
-                    .map(|(_, h)| self.expr(h, None, None))
-                    .collect();
-                let lo = quote!([#(#lo),*]);
-                let hi = quote!([#(#hi),*]);
-                self.origins.borrow_mut().insert(*func, lo.clone());
-                let body = self.stmt(body);
-                // SAFETY (of the generated block): loop synthesis computes
-                // every point of the region before any is read.
-                quote! {
-                    let mut #buf = unsafe { ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
-                    #body
-                }
-            }
-            Stmt::LetSym { sym, value, body } => {
-                let id = format_ident!("__q{}", sym);
-                let v = self.expr(value, None, None);
-                self.readable.borrow_mut().push(id.to_string());
-                let b = self.stmt(body);
-                quote! {
-                    let #id: i64 = #v;
-                    #b
-                }
-            }
+            Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => self.stmt(s),
             Stmt::Block(stmts) => {
                 let parts = stmts.iter().map(|s| self.stage(s));
                 quote!(#(#parts)*)
@@ -719,18 +748,6 @@ impl Gen<'_> {
                             })?;
                         }
                     }
-                }
-            }
-            Stmt::LetCoord { coord, value, body } => {
-                let id = coord_ident(*coord);
-                let v = self.expr(value, None, None);
-                let scope = self.readable.borrow().len();
-                self.readable.borrow_mut().push(names::coord(*coord));
-                let b = self.stmt(body);
-                self.readable.borrow_mut().truncate(scope);
-                quote! {
-                    let #id: i32 = (#v) as i32;
-                    #b
                 }
             }
             Stmt::Store {
