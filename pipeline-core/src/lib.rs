@@ -137,9 +137,18 @@ fn lower_for(
         ),
         Target::Cuda => body,
     };
-    let local_syms = synthesized.local_syms.len();
+    let mut local_names = synthesized.local_syms;
+    let body = match target {
+        Target::Cpu => pass(
+            "cse",
+            |_| String::new(),
+            || lower::cse::cse(body, bounds.syms.len(), &mut local_names),
+        ),
+        Target::Cuda => body,
+    };
+    let local_syms = local_names.len();
     let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
-    sym_names.extend(synthesized.local_syms.iter().cloned());
+    sym_names.extend(local_names);
     let names = ir::print::Names {
         pipeline: &pipeline,
         syms: &sym_names,

@@ -1,5 +1,6 @@
 //! Lowering passes, one per file, in pipeline order (see [`crate::lower_pipeline`]).
 
+pub mod cse;
 pub mod hoist;
 pub mod inline;
 pub mod loops;
