@@ -228,11 +228,24 @@ pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
             });
         }
     }
-    for (s, def) in b.syms.iter().enumerate() {
-        if let Some(v) = &def.value {
-            let (l, e) = (sym(s), g.expr(v, None, None));
-            bounds_body.push(quote!(#l = #e;));
-        }
+    // The values, with what they share computed once (as `__qN`, numbered
+    // after the program's symbols, like a kernel's local symbols).
+    let values = b.syms.iter().enumerate();
+    let values = values.filter_map(|(s, def)| Some((s, def.value.clone()?)));
+    let mut next = b.syms.len();
+    let mut new_sym = || {
+        next += 1;
+        next - 1
+    };
+    for (s, v) in crate::lower::cse::share(values.collect(), &mut new_sym) {
+        let e = g.expr(&v, None, None);
+        bounds_body.push(if s < b.syms.len() {
+            let l = sym(s);
+            quote!(#l = #e;)
+        } else {
+            let (l, ty) = (format_ident!("__q{}", s), rust_type(v.ty));
+            quote!(let #l: #ty = #e;)
+        });
     }
     bounds_body
 }
