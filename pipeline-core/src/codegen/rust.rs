@@ -375,7 +375,6 @@ impl Gen<'_> {
             return quote!(#id);
         }
         let sub = |x: &Expr| self.expr(x, f, k);
-        let ty = rust_type(e.ty);
         match &e.kind {
             ExprKind::Int(v) => int_lit(e.ty, *v),
             ExprKind::Float(v) => float_lit(e.ty, *v),
@@ -510,15 +509,16 @@ impl Gen<'_> {
                 quote!((if #c { #a } else { #b }))
             }
             ExprKind::Cast(a) => {
-                let x = sub(a);
+                let (x, ty) = (sub(a), rust_type(e.ty));
                 quote!(((#x) as #ty))
             }
             ExprKind::SaturatingCast(a) => {
-                let from = rust_type(a.ty);
+                let (from, ty) = (rust_type(a.ty), rust_type(e.ty));
                 let x = sub(a);
                 quote!(<#from as ::pipeline::rt::SaturatingCast<#ty>>::saturating_cast(#x))
             }
             ExprKind::Math(m, args) => {
+                let ty = rust_type(e.ty);
                 let x = sub(&args[0]);
                 let y = args.get(1).map(&sub);
                 let z = args.get(2).map(&sub);
