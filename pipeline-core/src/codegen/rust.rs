@@ -174,6 +174,26 @@ pub(super) struct Gen<'a> {
     pub(super) input_strides: Vec<Vec<Option<usize>>>,
 }
 
+/// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string
+/// needs no escaping, which (a character at a time, in the macro) was a
+/// measurable part of expanding a large pipeline, whose `LOWERED` text is
+/// hundreds of KB.
+fn raw_string(text: &str) -> Literal {
+    if text.contains('\r') {
+        return Literal::string(text);
+    }
+    // More `#` than follow any `"` inside.
+    let hashes = text
+        .match_indices('"')
+        .map(|(i, _)| text[i + 1..].bytes().take_while(|&b| b == b'#').count() + 1)
+        .max()
+        .unwrap_or(0);
+    let h = "#".repeat(hashes);
+    format!("r{h}\"{text}\"{h}")
+        .parse()
+        .unwrap_or_else(|_| Literal::string(text))
+}
+
 /// An identifier of the generated code.
 fn ident(name: String) -> Ident {
     Ident::new(&name, Span::call_site())
@@ -990,7 +1010,7 @@ pub fn generate(input: &Input) -> TokenStream {
     let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
 
     let schedule = input.schedule;
-    let lowered = input.lowered;
+    let lowered = raw_string(input.lowered);
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
@@ -1060,5 +1080,28 @@ fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStrea
         (tys[0].clone(), vals[0].clone())
     } else {
         (quote!((#(#tys),*)), quote!((#(#vals),*)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raw_string;
+
+    #[test]
+    fn raw_strings_hold_any_text() {
+        for text in [
+            "",
+            "plain",
+            "a \"quote\" and \\ a backslash",
+            "ends in a quote\"",
+            "\"# and \"## inside",
+            "a line\nand a tab\t",
+            "a carriage\rreturn",
+        ] {
+            let lit = raw_string(text).to_string();
+            let back: syn::LitStr = syn::parse_str(&lit).expect("a string literal");
+            assert_eq!(back.value(), text, "{lit}");
+            assert_eq!(lit.starts_with('r'), !text.contains('\r'), "{lit}");
+        }
     }
 }
