@@ -29,15 +29,9 @@ pub struct Buffer<T, const N: usize> {
 /// An empty `Vec` with room for exactly the elements of `shape`, and their
 /// number, or the error that says why there is no room.
 fn reserve<T, const N: usize>(shape: [usize; N]) -> Result<(Vec<T>, usize), Error> {
-    let too_large = |bytes: Option<u128>| Error::BufferTooLarge {
-        shape: shape.to_vec(),
-        bytes,
-    };
-    let Some(count) = element_count(shape) else {
-        return Err(too_large(None));
-    };
-    let bytes = count as u128 * core::mem::size_of::<T>() as u128;
-    let data = crate::hugepages::try_vec(count).ok_or_else(|| too_large(Some(bytes)))?;
+    let (count, bytes) = crate::layout::byte_size::<T, N>(shape)?;
+    let data = crate::hugepages::try_vec(count)
+        .ok_or_else(|| crate::layout::too_large(shape, Some(bytes as u128)))?;
     Ok((data, count))
 }
 

@@ -183,13 +183,7 @@ impl<T: Element, const N: usize> DeviceBuffer<T, N> {
 
     /// A buffer of `shape` whose elements are not set yet.
     fn uninit(what: &'static str, shape: [usize; N]) -> Result<Self, Error> {
-        let too_large = |bytes| Error::BufferTooLarge {
-            shape: shape.to_vec(),
-            bytes,
-        };
-        let count = crate::layout::element_count(shape).ok_or_else(|| too_large(None))?;
-        let bytes = (count as u128) * (core::mem::size_of::<T>() as u128);
-        let bytes = usize::try_from(bytes).map_err(|_| too_large(Some(bytes)))?;
+        let (_, bytes) = crate::layout::byte_size::<T, N>(shape)?;
         let ptr = if bytes == 0 {
             // Nothing to allocate, but say so now if there is no device:
             // a buffer exists only where pipelines can run on it.

@@ -28,6 +28,23 @@ pub(crate) fn element_count<const N: usize>(shape: [usize; N]) -> Option<usize> 
         .try_fold(1usize, |count, &extent| count.checked_mul(extent))
 }
 
+/// The number of elements of `shape` and their size in bytes as `T`s, or
+/// [`Error::BufferTooLarge`] when either overflows `usize`.
+pub(crate) fn byte_size<T, const N: usize>(shape: [usize; N]) -> Result<(usize, usize), Error> {
+    let count = element_count(shape).ok_or_else(|| too_large(shape, None))?;
+    let bytes = count as u128 * core::mem::size_of::<T>() as u128;
+    let size = usize::try_from(bytes).map_err(|_| too_large(shape, Some(bytes)))?;
+    Ok((count, size))
+}
+
+/// [`Error::BufferTooLarge`] for `shape`, of `bytes` when they are known.
+pub(crate) fn too_large<const N: usize>(shape: [usize; N], bytes: Option<u128>) -> Error {
+    Error::BufferTooLarge {
+        shape: shape.to_vec(),
+        bytes,
+    }
+}
+
 /// The strides of a dense layout with `x` fastest: `[1, w, w * h, ...]`.
 ///
 /// Strides of an empty shape can overflow without harm, since no coordinate is
