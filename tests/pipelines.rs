@@ -298,6 +298,31 @@ pipeline! {
 differential!(updates_with_pure_variables, scans, u16, u16, |s| s as u16);
 
 pipeline! {
+    /// A gather (a bilateral grid's construction in Halide's form): each
+    /// cell of 4x4 pixels adds its pixels into the column of levels of its
+    /// own, at a level computed from each pixel, so the update's pure
+    /// variables `x` and `y` are also read by its computed coordinate.
+    fn gathered(input: Image<u8, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        cells(x, y, z) = 0u16;
+        for (rx, ry) in rdom(0..4, 0..4) {
+            cells(x, y, (c(4 * x + rx, 4 * y + ry) / 64) as i32) +=
+                c(4 * x + rx, 4 * y + ry) as u16 + (x - y) as u16;
+        }
+        out(x, y) = cells(x / 4, y / 4, (input(x, y) / 64) as i32) * 2
+            + cells(x / 4 + 1, y / 4 - 1, 3);
+        out
+    }
+}
+differential!(
+    gather_updates_read_their_pure_variables,
+    gathered,
+    u8,
+    u16,
+    |s| s as u8
+);
+
+pipeline! {
     /// Histogram by a scattering update, cumulative sum by a scan, remap.
     fn equalize(input: Image<u8, 2>) -> Image<u8, 2> {
         hist(i) = 0u32;

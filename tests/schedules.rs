@@ -176,6 +176,68 @@ fn updates_with_scheduled_pure_stages() {
     }
 }
 
+// A gather: each cell of 4x4 pixels sums its pixels per intensity level
+// into a column of its own (a bilateral grid's construction, Halide's
+// form). The update's pure variables `x` and `y` are its own coordinates and
+// also feed the computed one, so the cells are independent and their loops
+// may run in parallel; the levels are written at data-dependent points.
+macro_rules! gather {
+    ($name:ident, { $($schedule:tt)* }) => {
+        pipeline! {
+            fn $name(input: Image<u16, 2>) -> Image<u16, 2> {
+                let c = input.clamp_edge();
+                level(x, y) = (c(x, y) >> 14) as i32;
+                cells(x, y, z) = 0u16;
+                for (rx, ry) in rdom(0..4, 0..4) {
+                    cells(x, y, level(4 * x + rx, 4 * y + ry)) +=
+                        (c(4 * x + rx, 4 * y + ry) >> 12) + x as u16;
+                }
+                out(x, y) = cells(x / 4, y / 4, 0) + 2 * cells(x / 4 + 1, y / 4, 3)
+                    + cells(x / 4, y / 4 - 1, level(x, y));
+                out
+            }
+            schedule $name { $($schedule)* }
+        }
+    };
+}
+
+macro_rules! gather_with_schedule {
+    ($test:ident, { $($schedule:tt)* }) => {
+        #[test]
+        fn $test() {
+            gather!(gather, { $($schedule)* });
+            check(gather::__SOURCE, "gather", |i, o| gather(i, o));
+        }
+    };
+}
+
+gather_with_schedule!(gather_update_by_default, {});
+gather_with_schedule!(gather_update_parallel_over_its_pure_variables, {
+    cells.compute_root().update(0).parallel(y).vectorize(x, 8);
+    out.parallel(y).vectorize(x, 8);
+});
+gather_with_schedule!(gather_update_in_tiles_of_cells, {
+    cells
+        .compute_root()
+        .update(0)
+        .split(y, yo, yi, 3)
+        .split(x, xo, xi, 5)
+        .reorder(rx, ry, xi, yi, xo, yo)
+        .parallel(yo);
+    level
+        .compute_root()
+        .split(y, yo, yi, 8)
+        .parallel(yo)
+        .vectorize(x, 8);
+});
+gather_with_schedule!(gather_update_per_strip_of_its_consumer, {
+    out.split(y, yo, yi, 8).parallel(yo);
+    cells.compute_at(out, yo);
+});
+gather_with_schedule!(gather_update_chosen_automatically, {
+    auto;
+});
+
 #[test]
 fn schedule_text_shows_the_directives_that_ran() {
     pipeline! {

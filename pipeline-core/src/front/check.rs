@@ -1125,20 +1125,24 @@ impl Elab<'_> {
                 inner.entry(v.to_string()).or_insert(Binding::Var(d));
             }
         }
+        // A plain name on the left is a pure variable of the update, at its
+        // position: the update runs for each of its values, and each writes
+        // only its own slice of the func. A computed coordinate may read
+        // them (a gather: `grid(x, y, level(8 * x + rx, 8 * y + ry)) += ..`
+        // writes only column `(x, y)` of `grid`).
         let mut args = Vec::new();
         for (d, arg) in call.args.iter().enumerate() {
             let v = self.expr(arg, &inner, &ctx)?;
             let e = self.coordinate(v, arg)?;
-            let misplaced = e.any(&mut |n| matches!(n.kind, ExprKind::Var(k) if k != d))
-                || (!matches!(e.kind, ExprKind::Var(_))
-                    && e.any(&mut |n| matches!(n.kind, ExprKind::Var(_))));
-            if misplaced {
-                return err(
-                    arg,
-                    format!(
-                        "a pure variable in an update must appear by itself at its own position (here position {d}); use reduction variables for computed coordinates"
-                    ),
-                );
+            if let ExprKind::Var(k) = e.kind {
+                if k != d {
+                    return err(
+                        arg,
+                        format!(
+                            "this pure variable is already the coordinate of position {k}: a pure variable of an update appears by itself at one position (use a reduction variable to write along a diagonal)"
+                        ),
+                    );
+                }
             }
             args.push(e);
         }
