@@ -1,8 +1,9 @@
 //! Edge-preserving smoothing with a bilateral grid (Chen, Paris and Durand 2007).
 //!
-//! Every pixel of a gray image is scattered into a coarse 3-D grid indexed by position
+//! Every pixel of a gray image is added into a coarse 3-D grid indexed by position
 //! (8x8-pixel cells) and intensity (10 levels): the grid accumulates the intensities and
-//! the number of pixels that fall into each node. The grid is blurred in z, x and y, and
+//! the number of pixels that fall into each node (each column of nodes gathers the pixels
+//! nearest to it, so the columns are built in parallel). The grid is blurred in z, x and y, and
 //! every output pixel reads it back at its own position and intensity by trilinear
 //! interpolation ("slicing"), dividing the blurred intensity by the blurred count.
 //! Pixels across an edge sit far apart in z, so the blur does not mix them.
@@ -64,18 +65,30 @@ pipeline! {
     ///
     /// Pixel `(x, y)` of intensity `v` adds `v` and a count of 1 to the grid node
     /// `((x + 4) / 8, (y + 4) / 8, round(10 v))`, the node nearest to it. The grid is
-    /// always built from the whole input, whatever region of the output is asked for.
+    /// built as a *gather*: node column `(x, y)` adds up the 8x8 pixels nearest to it
+    /// (those inside the image), row by row, so the columns are independent of each
+    /// other and each sums its pixels in the order a scatter over the image would.
     pub fn bilateral_grid(input: Image<f32, 2>) -> Image<f32, 2> {
-        intensity(x, y) = clamp(input(x, y), 0.0, 1.0);
+        let clamped = input.clamp_edge();
+        intensity(x, y) = clamp(clamped(x, y), 0.0, 1.0);
         level(x, y) = (intensity(x, y) * 10.0 + 0.5) as i32;
         grid_value(x, y, z) = 0.0;
-        for (rx, ry) in rdom(0..input.width(), 0..input.height()) {
-            grid_value((rx + 4) / 8, (ry + 4) / 8, clamp(level(rx, ry), 0, 10)) +=
-                intensity(rx, ry);
+        for (rx, ry) in rdom(0..8, 0..8) {
+            grid_value(x, y, clamp(level(8 * x + rx - 4, 8 * y + ry - 4), 0, 10)) += {
+                let px = 8 * x + rx - 4;
+                let py = 8 * y + ry - 4;
+                let inside = px >= 0 && px < input.width() && py >= 0 && py < input.height();
+                select(inside, intensity(px, py), 0.0)
+            };
         }
         grid_weight(x, y, z) = 0.0;
-        for (rx, ry) in rdom(0..input.width(), 0..input.height()) {
-            grid_weight((rx + 4) / 8, (ry + 4) / 8, clamp(level(rx, ry), 0, 10)) += 1.0;
+        for (rx, ry) in rdom(0..8, 0..8) {
+            grid_weight(x, y, clamp(level(8 * x + rx - 4, 8 * y + ry - 4), 0, 10)) += {
+                let px = 8 * x + rx - 4;
+                let py = 8 * y + ry - 4;
+                let inside = px >= 0 && px < input.width() && py >= 0 && py < input.height();
+                select(inside, 1.0, 0.0)
+            };
         }
         let blurred_value = blur_grid(grid_value);
         let blurred_weight = blur_grid(grid_weight);
@@ -86,11 +99,11 @@ pipeline! {
     }
 
 
-    // The grid is small: build it serially, blur it in parallel over its
-    // intensity levels, then slice in strips.
+    // Build the grid's columns in parallel rows, blur it in parallel over
+    // its intensity levels, then slice in strips.
     schedule bilateral_grid {
-        grid_value.compute_root();
-        grid_weight.compute_root();
+        grid_value.compute_root().update(0).parallel(y);
+        grid_weight.compute_root().update(0).parallel(y);
         blurred_value.compute_root().parallel(z);
         blurred_weight.compute_root().parallel(z);
         out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);

@@ -410,23 +410,28 @@ def halide_unsharp(hl, libm_exp=False, manual=True):
 
 
 def halide_bilateral(hl, libm_exp=False, manual=True):
-    """examples/bilateral_grid.rs: scatter into a grid of 8x8-pixel cells and
-    11 intensity levels, blur it [1 4 6 4 1] in z, x and y, slice it back by
-    trilinear interpolation. The DSL's `lerp(a, b, t)` is `a + (b - a) * t`."""
+    """examples/bilateral_grid.rs: gather into a grid of 8x8-pixel cells and
+    11 intensity levels (each node column adds the pixels of the image nearest
+    to it, as Halide's own bilateral_grid app builds its histogram), blur it
+    [1 4 6 4 1] in z, x and y, slice it back by trilinear interpolation. The
+    DSL's `lerp(a, b, t)` is `a + (b - a) * t`."""
     x, y, z = hl.Var("x"), hl.Var("y"), hl.Var("z")
     yo, yi = hl.Var("yo"), hl.Var("yi")
     f = hl.f32
     inp = hl.ImageParam(hl.Float(32), 2, "input")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
     intensity, level = hl.Func("intensity"), hl.Func("level")
-    intensity[x, y] = hl.clamp(inp[x, y], f(0.0), f(1.0))
+    intensity[x, y] = hl.clamp(clamped[x, y], f(0.0), f(1.0))
     level[x, y] = hl.cast(hl.Int(32), intensity[x, y] * f(10.0) + f(0.5))
-    r = hl.RDom([(0, inp.width()), (0, inp.height())])
-    cell = ((r.x + 4) / 8, (r.y + 4) / 8, hl.clamp(level[r.x, r.y], 0, 10))
+    r = hl.RDom([(0, 8), (0, 8)])
+    px, py = 8 * x + r.x - 4, 8 * y + r.y - 4
+    inside = (px >= 0) & (px < inp.width()) & (py >= 0) & (py < inp.height())
+    node = (x, y, hl.clamp(level[px, py], 0, 10))
     grid_value, grid_weight = hl.Func("grid_value"), hl.Func("grid_weight")
     grid_value[x, y, z] = f(0.0)
-    grid_value[cell] += intensity[r.x, r.y]
+    grid_value[node] += hl.select(inside, intensity[px, py], f(0.0))
     grid_weight[x, y, z] = f(0.0)
-    grid_weight[cell] += f(1.0)
+    grid_weight[node] += hl.select(inside, f(1.0), f(0.0))
 
     stages = []  # every func of the two grid blurs
 
@@ -477,8 +482,8 @@ def halide_bilateral(hl, libm_exp=False, manual=True):
         # (the funcs its block does not name are at root, in parallel rows).
         intensity.compute_root().parallel(y)
         level.compute_root().parallel(y)
-        grid_value.compute_root()
-        grid_weight.compute_root()
+        grid_value.compute_root().update(0).parallel(y)
+        grid_weight.compute_root().update(0).parallel(y)
         for stage in stages:
             stage.compute_root().parallel(z)
         out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
