@@ -108,6 +108,25 @@ pipeline! {
         blurred_weight.compute_root().parallel(z);
         out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8);
     }
+
+    // On the GPU (the `cuda` feature, `NAME::cuda`): every stage at root in
+    // tiles of threads, the grid's columns one thread each (the levels z
+    // run on the host around the 3-D stages' kernels).
+    schedule bilateral_grid for cuda {
+        intensity.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        level.compute_inline();
+        grid_value.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        grid_value.update(0).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        grid_weight.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        grid_weight.update(0).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_value.blur_z.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_value.blur_zx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_value.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_weight.blur_z.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_weight.blur_zx.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        blurred_weight.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
 }
 
 /// A 3-D grid of f32 over the box `origin + [0, shape)` of the infinite integer grid,

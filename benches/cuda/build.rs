@@ -1,3 +1,7 @@
 fn main() {
-    pipeline_build::cuda().compile();
+    // The bilateral grid is the example's own pipeline, with its `for cuda`
+    // block, included by src/main.rs.
+    pipeline_build::cuda()
+        .file("../../examples/bilateral_grid.rs")
+        .compile();
 }

@@ -8,6 +8,7 @@
 //     halide_cuda [DUMP_DIR]        (RUNS from CUDA_COMPARE_RUNS, default 50)
 #include "HalideBuffer.h"
 #include "HalideRuntimeCuda.h"
+#include "halide_bilateral_grid.h"
 #include "halide_blur_root.h"
 #include "halide_blur_shared.h"
 #include "halide_down2.h"
@@ -133,6 +134,15 @@ int main(int argc, char** argv) {
         auto out = output<uint8_t>(w, h);
         timed("grey", out, [&] { return halide_grey(in, out); });
         dump(dir, "grey", out);
+    }
+    {
+        const int w = 2560, h = 1536;
+        Buffer<float> in(w, h);
+        in.for_each_element([&](int x, int y) { in(x, y) = ramp_and_noise(x, y, 0); });
+        in = on_device(in);
+        auto out = output<float>(w, h);
+        timed("bilateral_grid", out, [&] { return halide_bilateral_grid(in, out); });
+        dump(dir, "bilateral_grid", out);
     }
     return 0;
 }

@@ -49,6 +49,7 @@ pub struct Cuda {
     out_dir: Option<PathBuf>,
     archs: Option<String>,
     large_buffers: Option<bool>,
+    files: Vec<PathBuf>,
     quiet: bool,
 }
 
@@ -95,6 +96,15 @@ impl Cuda {
     /// (default: `PIPELINE_CUDA_LARGE_BUFFERS=1`, else not).
     pub fn large_buffers(mut self, on: bool) -> Self {
         self.large_buffers = Some(on);
+        self
+    }
+
+    /// Also compiles the pipelines of `file` (relative to the crate's
+    /// root), a Rust file outside the crate's `src/`, `examples/`,
+    /// `benches/` and `tests/` that the crate includes with `#[path]`: an
+    /// example of another crate, for instance.
+    pub fn file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.files.push(file.into());
         self
     }
 
@@ -213,7 +223,18 @@ impl Cuda {
     /// the directories searched are rerun triggers (cargo watches every
     /// file in them).
     fn source(&self, root: &Path) -> Result<(String, Vec<String>), String> {
-        let (found, _) = scan::pipelines(root);
+        let (mut found, _) = scan::pipelines(root);
+        let extra: Vec<PathBuf> = self.files.iter().map(|f| root.join(f)).collect();
+        for f in &extra {
+            if !f.is_file() {
+                return Err(format!(
+                    "{} (given to Cuda::file) is not a file",
+                    f.display()
+                ));
+            }
+            self.say(&format!("cargo::rerun-if-changed={}", f.display()));
+        }
+        found.extend(scan::pipelines_in_files(extra).0);
         let large_buffers = self.large_buffers.unwrap_or_else(|| {
             std::env::var("PIPELINE_CUDA_LARGE_BUFFERS").is_ok_and(|v| v == "1")
         });
@@ -263,3 +284,44 @@ impl Cuda {
 }
 
 pub use pipeline_core::codegen::cuda::nvcc;
+
+#[cfg(test)]
+mod tests {
+    use super::cuda;
+
+    /// A crate whose only pipeline lives outside its usual folders, in a
+    /// file it would include with `#[path]`.
+    fn crate_with_outside_file() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("pipeline-build-file-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("shared")).unwrap();
+        std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+        let pipeline = r#"
+pipeline! {
+    pub fn halve(input: Image<u8, 2>) -> Image<u8, 2> {
+        out(x, y) = input(x, y) / 2;
+        out
+    }
+    schedule halve for cuda {
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+}
+"#;
+        std::fs::write(dir.join("shared/halve.rs"), pipeline).unwrap();
+        dir
+    }
+
+    #[test]
+    fn files_outside_the_crates_folders_are_compiled_when_named() {
+        let dir = crate_with_outside_file();
+        let (_, names) = cuda().quiet().source(&dir).unwrap_or_default();
+        assert!(names.is_empty(), "found without being named: {names:?}");
+        let (text, names) = cuda().quiet().file("shared/halve.rs").source(&dir).unwrap();
+        assert_eq!(names, ["halve"]);
+        assert!(text.contains("pipeline_halve_"), "no launcher in the .cu");
+        let missing = cuda().quiet().file("shared/nothing.rs").source(&dir);
+        assert!(missing.is_err_and(|e| e.contains("is not a file")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -27,6 +27,11 @@ pub fn pipelines(root: &Path) -> (Vec<Found>, Vec<String>) {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();
+    pipelines_in_files(files)
+}
+
+/// The pipelines of these Rust files, in order, as [`pipelines`] finds them.
+pub fn pipelines_in_files(files: Vec<PathBuf>) -> (Vec<Found>, Vec<String>) {
     let mut found = Vec::new();
     let mut skipped = Vec::new();
     for file in files {

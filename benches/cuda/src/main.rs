@@ -12,9 +12,11 @@
 //! threads a block, with the stencils' first stage staged per block in
 //! shared memory, the blur also with its first stage at root, and Harris
 //! with gray and the gradients at root, the rest inlined, as Halide's same
-//! schedules. Harris's floats are IEEE on both sides (nvcc without FMA
-//! contraction, Halide with `strict_float`), so its output too must be
-//! equal bit for bit.
+//! schedules. Harris's and the bilateral grid's floats are IEEE on both
+//! sides (nvcc without FMA contraction, Halide with `strict_float`), so
+//! their outputs too must be equal bit for bit. The bilateral grid is the
+//! example's (examples/bilateral_grid.rs, with its `for cuda` block): a
+//! gather into the grid, every stage at root in tiles of 32 x 8 threads.
 
 use pipeline::cuda::DeviceBuffer;
 use pipeline::{pipeline, Buffer, Element, Error};
@@ -110,6 +112,8 @@ pipeline! {
     }
 }
 
+#[path = "../../../examples/bilateral_grid.rs"]
+mod bilateral_example;
 #[path = "../../support/inputs.rs"]
 mod inputs;
 use inputs::{hash, ramp_and_noise, Raw};
@@ -217,6 +221,20 @@ fn main() -> Result<(), Error> {
         let mut out = DeviceBuffer::<u8, 2>::new([w, h])?;
         timed("grey", &mut out, &expected, host.len(), |o| {
             grey::cuda_device(&input, o)
+        })?;
+    }
+    {
+        // The example's bilateral grid (its `for cuda` schedule), on the
+        // CPU comparison's size and input.
+        use bilateral_example::bilateral_grid;
+        let (w, h) = (2560, 1536);
+        let host = Buffer::<f32, 2>::from_fn([w, h], |[x, y]| ramp_and_noise(x, y, 0));
+        let input = DeviceBuffer::upload(&host)?;
+        let mut expected = Buffer::<f32, 2>::new([w, h]);
+        bilateral_grid(&host, &mut expected)?;
+        let mut out = DeviceBuffer::<f32, 2>::new([w, h])?;
+        timed("bilateral_grid", &mut out, &expected, host.len() * 4, |o| {
+            bilateral_grid::cuda_device(&input, o)
         })?;
     }
     Ok(())
