@@ -181,3 +181,61 @@ fn expr(
         };
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The outermost statements that are stages of `f`, in order.
+    fn stages_of<'s>(s: &'s Stmt, f: FuncId, out: &mut Vec<&'s Stmt>) {
+        if s.stage_func() == Some(f) {
+            out.push(s);
+            return;
+        }
+        s.children().into_iter().for_each(|c| stages_of(c, f, out));
+    }
+
+    #[test]
+    fn a_stage_may_read_what_its_definition_names_and_nothing_else() {
+        let source = "
+            fn blur(input: Image<u16, 2>, k: u16) -> Image<u16, 2> {
+                let c = input.clamp_edge();
+                bx(x, y) = c(x - 1, y) + c(x, y) + c(x + 1, y);
+                out(x, y) = (bx(x, y - 1) + bx(x, y + 1)) / k;
+                out
+            }
+            schedule blur {
+                bx.compute_root().parallel(y);
+                out.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+            }";
+        let (p, sched) = crate::scheduled_from_source(source, "blur").unwrap();
+        let Ok(lowered) = crate::lower_pipeline(&p, &sched) else {
+            panic!("the blur lowers")
+        };
+        let id = |name: &str| p.funcs.iter().position(|f| f.name == name).unwrap();
+        let (bx, out) = (id("bx"), id("out"));
+        let names = |f: FuncId| {
+            let mut stages = Vec::new();
+            stages_of(&lowered.body, f, &mut stages);
+            assert!(!stages.is_empty(), "no stage of {}", p.funcs[f].name);
+            let mut all = HashSet::new();
+            for s in stages {
+                all.extend(names_read(s, &lowered.bounds));
+            }
+            all
+        };
+        let (of_bx, of_out) = (names(bx), names(out));
+        // bx reads the input, clamped by its bounds, at its own coordinates.
+        for n in ["__in0", "__in0_min0", "__in0_ext0", "__s"] {
+            assert!(of_bx.contains(n), "bx: {n} missing from {of_bx:?}");
+        }
+        assert!(of_bx.contains(&names::coord(Coord::Pure(bx, 0))));
+        assert!(!of_bx
+            .iter()
+            .any(|n| n.starts_with("__r") || n.starts_with("__p")));
+        // out reads bx's buffer and the parameter, never the input.
+        assert!(of_out.contains(&format!("__r{bx}")), "{of_out:?}");
+        assert!(of_out.contains(&names::param(0)), "{of_out:?}");
+        assert!(!of_out.iter().any(|n| n.starts_with("__in")), "{of_out:?}");
+    }
+}
