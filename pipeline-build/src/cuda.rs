@@ -295,7 +295,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pipeline-build-file-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::create_dir_all(dir.join("shared")).unwrap();
+        std::fs::create_dir_all(dir.join("common")).unwrap();
         std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
         let pipeline = r#"
 pipeline! {
@@ -308,7 +308,7 @@ pipeline! {
     }
 }
 "#;
-        std::fs::write(dir.join("shared/halve.rs"), pipeline).unwrap();
+        std::fs::write(dir.join("common/halve.rs"), pipeline).unwrap();
         dir
     }
 
@@ -317,10 +317,10 @@ pipeline! {
         let dir = crate_with_outside_file();
         let (_, names) = cuda().quiet().source(&dir).unwrap_or_default();
         assert!(names.is_empty(), "found without being named: {names:?}");
-        let (text, names) = cuda().quiet().file("shared/halve.rs").source(&dir).unwrap();
+        let (text, names) = cuda().quiet().file("common/halve.rs").source(&dir).unwrap();
         assert_eq!(names, ["halve"]);
         assert!(text.contains("pipeline_halve_"), "no launcher in the .cu");
-        let missing = cuda().quiet().file("shared/nothing.rs").source(&dir);
+        let missing = cuda().quiet().file("common/nothing.rs").source(&dir);
         assert!(missing.is_err_and(|e| e.contains("is not a file")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
