@@ -194,8 +194,24 @@ fn raw_string(text: &str) -> Literal {
         .unwrap_or_else(|_| Literal::string(text))
 }
 
+/// The view that reads func `f`'s buffer: `__r{f}`.
+pub(super) fn reader_name(f: FuncId) -> String {
+    format!("__r{f}")
+}
+
+/// A bounds symbol bound in the code (not the bounds program's `__s[i]`):
+/// `__q{s}`.
+pub(super) fn local_sym_name(s: SymId) -> String {
+    format!("__q{s}")
+}
+
+/// The view of input `i`: `__in{i}`.
+pub(super) fn input_name(i: usize) -> String {
+    format!("__in{i}")
+}
+
 /// An identifier of the generated code.
-fn ident(name: String) -> Ident {
+pub(super) fn ident(name: String) -> Ident {
     Ident::new(&name, Span::call_site())
 }
 
@@ -248,7 +264,7 @@ impl Gen<'_> {
         if s < self.b.syms.len() {
             sym(s)
         } else {
-            let id = format_ident!("__q{}", s);
+            let id = ident(local_sym_name(s));
             quote!(#id)
         }
     }
@@ -565,9 +581,9 @@ impl Gen<'_> {
                 };
                 let c = self.coords(args, of, f, k);
                 let view = match source {
-                    Source::Input(i) => format_ident!("__in{}", i),
+                    Source::Input(i) => ident(input_name(*i)),
                     Source::Func(g) if Some(*g) == f => self.writer(*g),
-                    Source::Func(g) => format_ident!("__r{}", g),
+                    Source::Func(g) => ident(reader_name(*g)),
                 };
                 self.element_load(*source, e.ty, &view, c)
             }
@@ -605,9 +621,10 @@ impl Gen<'_> {
                     body
                 }
                 Stmt::LetSym { sym, value, body } => {
-                    let id = format_ident!("__q{}", sym);
+                    let name = local_sym_name(*sym);
+                    let id = ident(name.clone());
                     let v = self.expr(value, None, None);
-                    self.readable.borrow_mut().push(id.to_string());
+                    self.readable.borrow_mut().push(name);
                     out.extend(quote!(let #id: i64 = #v;));
                     body
                 }
@@ -656,7 +673,9 @@ impl Gen<'_> {
     /// The code of a statement other than an allocation or a binding.
     fn stmt_here(&self, s: &Stmt) -> TokenStream {
         match s {
-            Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => self.stmt(s),
+            Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
+                unreachable!("Gen::stmt emits allocations and bindings itself")
+            }
             Stmt::Block(stmts) => {
                 let parts = stmts.iter().map(|s| self.stage(s));
                 quote!(#(#parts)*)
@@ -792,7 +811,7 @@ impl Gen<'_> {
             }
             Stmt::CopyToOutput { func, output } => {
                 let out = format_ident!("__out{}", output);
-                let r = format_ident!("__r{}", func);
+                let r = ident(reader_name(*func));
                 quote! {
                     {
                         let (__o, __sh) = (#out.origin(), #out.shape());
@@ -831,11 +850,11 @@ impl Gen<'_> {
         let (buf, w, r) = (
             format_ident!("__buf{}", f),
             format_ident!("__w{}", f),
-            format_ident!("__r{}", f),
+            ident(reader_name(f)),
         );
         let lo = self.origin(f);
-        if !self.readable.borrow().contains(&r.to_string()) {
-            self.readable.borrow_mut().push(r.to_string());
+        if !self.readable.borrow().contains(&reader_name(f)) {
+            self.readable.borrow_mut().push(reader_name(f));
         }
         quote! {
             {
@@ -884,7 +903,7 @@ impl Gen<'_> {
     /// value made a chain of `n` stages `n^2` statements for rustc to check.
     fn local_copies(&self, s: &Stmt, f: FuncId) -> TokenStream {
         let used = captures::names_read(s, self.b);
-        let own = format!("__r{f}");
+        let own = reader_name(f);
         let readable = self.readable.borrow();
         let copies = readable.copies(&used, &own).map(|n| ident(n.to_string()));
         quote!(#(let #copies = #copies;)*)
@@ -897,7 +916,7 @@ impl<'a> Gen<'a> {
         let mut readable = captures::Readable::default();
         readable.push("__s".to_string());
         for (i, inp) in p.inputs.iter().enumerate() {
-            readable.push(format!("__in{i}"));
+            readable.push(input_name(i));
             for d in 0..inp.dims {
                 readable.push(names::input_min(i, d));
                 readable.push(names::input_extent(i, d));

@@ -9,6 +9,7 @@
 //! used to, cloned every token of every outlined stage, some of them twice,
 //! and crossed the compiler's bridge once a token in a real build.)
 
+use super::{input_name, local_sym_name, reader_name};
 use crate::analysis::bounds::BoundsProgram;
 use crate::codegen::names;
 use crate::ir::*;
@@ -121,7 +122,7 @@ fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<String>) {
             stmt(body, b, out);
         }
         Stmt::CopyToOutput { func, .. } => {
-            out.insert(format!("__r{func}"));
+            out.insert(reader_name(*func));
         }
         Stmt::Block(stmts) => stmts.iter().for_each(|s| stmt(s, b, out)),
     }
@@ -158,7 +159,7 @@ fn expr(
                 out.insert("__s".to_string());
             }
             ExprKind::Sym(s) => {
-                out.insert(format!("__q{s}"));
+                out.insert(local_sym_name(*s));
             }
             ExprKind::Loop(v) => {
                 out.insert(names::loop_var(v));
@@ -167,7 +168,7 @@ fn expr(
                 source: Source::Func(g),
                 ..
             } => {
-                out.insert(format!("__r{g}"));
+                out.insert(reader_name(*g));
             }
             // (Boundary conditions name the input's bounds as
             // `InputMin` and `InputExtent` nodes.)
@@ -175,7 +176,7 @@ fn expr(
                 source: Source::Input(i),
                 ..
             } => {
-                out.insert(format!("__in{i}"));
+                out.insert(input_name(*i));
             }
             _ => {}
         };
@@ -234,7 +235,7 @@ mod tests {
             .iter()
             .any(|n| n.starts_with("__r") || n.starts_with("__p")));
         // out reads bx's buffer and the parameter, never the input.
-        assert!(of_out.contains(&format!("__r{bx}")), "{of_out:?}");
+        assert!(of_out.contains(&reader_name(bx)), "{of_out:?}");
         assert!(of_out.contains(&names::param(0)), "{of_out:?}");
         assert!(!of_out.iter().any(|n| n.starts_with("__in")), "{of_out:?}");
     }

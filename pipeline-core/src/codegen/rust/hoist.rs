@@ -186,7 +186,7 @@ impl Gen<'_> {
             None => readable(names::coord(c)),
         };
         !e.any(&mut |n| match &n.kind {
-            ExprKind::Sym(k) => !readable(format!("__q{k}")),
+            ExprKind::Sym(k) => !readable(local_sym_name(*k)),
             ExprKind::Loop(v) => !readable(names::loop_var(v)),
             ExprKind::Var(d) => !stage.is_some_and(|(f, _)| coord(Coord::Pure(f, *d))),
             ExprKind::RVar(r) => {
@@ -214,7 +214,7 @@ impl Gen<'_> {
                 let readable = match source {
                     Source::Input(_) => true,
                     Source::Func(g) => {
-                        !written.contains(g) && self.readable.borrow().contains(&format!("__r{g}"))
+                        !written.contains(g) && self.readable.borrow().contains(&reader_name(*g))
                     }
                 };
                 // No loop variable, not even an enclosing loop's: a load at

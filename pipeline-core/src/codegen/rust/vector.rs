@@ -54,7 +54,10 @@
 mod blocks;
 mod loads;
 
-use super::{coord_ident, float_lit, int_lit, let_binding, let_var, loop_ident, rust_type, Gen};
+use super::{
+    coord_ident, float_lit, ident, input_name, int_lit, let_binding, let_var, local_sym_name,
+    loop_ident, reader_name, rust_type, Gen,
+};
 use crate::codegen::lanes::*;
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
@@ -273,7 +276,7 @@ impl Lanes<'_, '_> {
                 Ok(quote!(#bind #b))
             }
             Stmt::LetSym { sym, value, body } if self.is_uniform(value) => {
-                let id = format_ident!("__q{}", sym);
+                let id = ident(local_sym_name(*sym));
                 let v = self.g.expr(value, None, None);
                 let b = self.stmt(body)?;
                 Ok(quote!(let #id: i64 = #v; #b))

@@ -12,9 +12,9 @@ impl Lanes<'_, '_> {
     fn view(&self, source: Source) -> (Ident, bool) {
         let (f, _) = self.stage.get();
         match source {
-            Source::Input(i) => (format_ident!("__in{}", i), false),
+            Source::Input(i) => (ident(input_name(i)), false),
             Source::Func(g) if Some(g) == f => (self.g.writer(g), true),
-            Source::Func(g) => (format_ident!("__r{}", g), false),
+            Source::Func(g) => (ident(reader_name(g)), false),
         }
     }
 
