@@ -69,14 +69,17 @@ impl Cse<'_> {
                     rest = *body;
                 }
                 let body = self.stmt(rest);
-                share(run, &mut || self.new_sym()).into_iter().rev().fold(
-                    body,
-                    |body, (sym, value)| Stmt::LetSym {
+                // A symbol holds an i64 (`Stmt::LetSym`): conditions and
+                // narrower integers inside the values stay where they are.
+                let i64_only = |t: Type| t == Type::I64;
+                share(run, &mut || self.new_sym(), &i64_only)
+                    .into_iter()
+                    .rev()
+                    .fold(body, |body, (sym, value)| Stmt::LetSym {
                         sym,
                         value,
                         body: Box::new(body),
-                    },
-                )
+                    })
             }
             Stmt::For {
                 kind: LoopKind::Vectorized,
@@ -88,8 +91,13 @@ impl Cse<'_> {
 }
 
 /// The bindings of `run` (in order), with the subexpressions they share
-/// bound before their first use, to symbols that `new_sym` numbers.
-pub fn share(run: Vec<(SymId, Expr)>, new_sym: &mut dyn FnMut() -> SymId) -> Vec<(SymId, Expr)> {
+/// bound before their first use, to symbols that `new_sym` numbers; only
+/// subexpressions of a type `bindable` accepts are bound.
+pub fn share(
+    run: Vec<(SymId, Expr)>,
+    new_sym: &mut dyn FnMut() -> SymId,
+    bindable: &dyn Fn(Type) -> bool,
+) -> Vec<(SymId, Expr)> {
     if run.len() < 2 {
         return run;
     }
@@ -125,6 +133,7 @@ pub fn share(run: Vec<(SymId, Expr)>, new_sym: &mut dyn FnMut() -> SymId) -> Vec
                     bound: &mut bound,
                     out: &mut out,
                     new_sym: &mut *new_sym,
+                    bindable,
                 };
                 let (e, _) = b.build(root, true);
                 bound.insert(root, sym);
@@ -145,6 +154,7 @@ struct Builder<'a> {
     /// The bindings made so far.
     out: &'a mut Vec<(SymId, Expr)>,
     new_sym: &'a mut dyn FnMut() -> SymId,
+    bindable: &'a dyn Fn(Type) -> bool,
 }
 
 impl Builder<'_> {
@@ -183,7 +193,7 @@ impl Builder<'_> {
             Key::Cast(a) => ExprKind::Cast(sub(*a)),
         };
         let e = Expr::new(kind, ty);
-        if root || self.uses[n] < 2 || size < MIN_NODES {
+        if root || self.uses[n] < 2 || size < MIN_NODES || !(self.bindable)(ty) {
             return (e, size);
         }
         let s = (self.new_sym)();
@@ -376,6 +386,44 @@ mod tests {
         let got = flatten(&after);
         assert_eq!(*got[0].1, v());
         assert_eq!(*got[1].1, sym(5));
+    }
+
+    #[test]
+    fn only_i64_subexpressions_become_symbols() {
+        // Both values share the condition `(s0 <= s1) && (s2 <= s3)` (7
+        // nodes, a bool) and the i64 sum `s0 * 8 + s2` (5 nodes).
+        let cond = || {
+            let le = |a, b| {
+                Expr::new(
+                    ExprKind::Binary(BinOp::Le, Box::new(sym(a)), Box::new(sym(b))),
+                    Type::Bool,
+                )
+            };
+            Expr::new(
+                ExprKind::Binary(BinOp::And, Box::new(le(0, 1)), Box::new(le(2, 3))),
+                Type::Bool,
+            )
+        };
+        let sum = || bin(BinOp::Add, bin(BinOp::Mul, sym(0), int(8)), sym(2));
+        let select = |a: Expr| {
+            Expr::new(
+                ExprKind::Select(Box::new(cond()), Box::new(a), Box::new(int(0))),
+                Type::I64,
+            )
+        };
+        let before = lets(
+            vec![
+                (5, select(sum())),
+                (6, select(bin(BinOp::Add, sum(), int(1)))),
+            ],
+            Stmt::Block(vec![]),
+        );
+        let mut names = Vec::new();
+        let after = cse(before, 9, &mut names);
+        let got = flatten(&after);
+        assert_eq!(names, ["cse.0"], "{got:?}");
+        assert_eq!((got[0].0, got[0].1), (9, &sum()));
+        assert!(got.iter().all(|(_, v)| v.ty == Type::I64));
     }
 
     #[test]

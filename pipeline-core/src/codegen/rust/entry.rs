@@ -237,13 +237,13 @@ pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
         next += 1;
         next - 1
     };
-    for (s, v) in crate::lower::cse::share(values.collect(), &mut new_sym) {
+    for (s, v) in crate::lower::cse::share(values.collect(), &mut new_sym, &|_| true) {
         let e = g.expr(&v, None, None);
         bounds_body.push(if s < b.syms.len() {
             let l = sym(s);
             quote!(#l = #e;)
         } else {
-            let (l, ty) = (format_ident!("__q{}", s), rust_type(v.ty));
+            let (l, ty) = (ident(local_sym_name(s)), rust_type(v.ty));
             quote!(let #l: #ty = #e;)
         });
     }
