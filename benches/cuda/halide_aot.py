@@ -36,12 +36,23 @@ def reexec_in_venv():
     os.execv(str(python), [str(python), *sys.argv])
 
 
+def load_compare():
+    """benches/halide/compare.py as a module: the algorithms it shares."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "benches" / "halide" / "compare.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def pipelines(hl):
     """name -> (output func, input param), scheduled for the GPU."""
     x, y = hl.Var("x"), hl.Var("y")
     xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
     u16, u32 = hl.UInt(16), hl.UInt(32)
     out = {}
+    compare = load_compare()
 
     def blur(name, shared):
         inp = hl.ImageParam(u16, 2, "input")
@@ -115,58 +126,15 @@ def pipelines(hl):
         stage.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
     out["harris"] = (h, inp)
 
-    # The bilateral grid of examples/bilateral_grid.rs (as compare.py's
-    # halide_bilateral writes it): the grid gathered per column of nodes,
-    # every stage at root in tiles of 32 x 8 threads, z serial around them.
-    z = hl.Var("z")
-    inp = hl.ImageParam(hl.Float(32), 2, "input")
-    clamped = hl.BoundaryConditions.repeat_edge(inp)
-    intensity, level = hl.Func("intensity"), hl.Func("level")
-    intensity[x, y] = hl.clamp(clamped[x, y], f(0.0), f(1.0))
-    level[x, y] = hl.cast(hl.Int(32), intensity[x, y] * f(10.0) + f(0.5))
-    r = hl.RDom([(0, 8), (0, 8)])
-    px, py = 8 * x + r.x - 4, 8 * y + r.y - 4
-    inside = (px >= 0) & (px < inp.width()) & (py >= 0) & (py < inp.height())
-    node = (x, y, hl.clamp(level[px, py], 0, 10))
-    grid_value, grid_weight = hl.Func("grid_value"), hl.Func("grid_weight")
-    grid_value[x, y, z] = f(0.0)
-    grid_value[node] += hl.select(inside, intensity[px, py], f(0.0))
-    grid_weight[x, y, z] = f(0.0)
-    grid_weight[node] += hl.select(inside, f(1.0), f(0.0))
-
-    def blur_grid(grid, name):
-        bz, bzx, bzxy = hl.Func(name + "_z"), hl.Func(name + "_zx"), hl.Func(name)
-        taps = lambda g: g(-2) + f(4.0) * g(-1) + f(6.0) * g(0) + f(4.0) * g(1) + g(2)
-        bz[x, y, z] = taps(lambda k: grid[x, y, z + k])
-        bzx[x, y, z] = taps(lambda k: bz[x + k, y, z])
-        bzxy[x, y, z] = taps(lambda k: bzx[x, y + k, z])
-        return [bz, bzx, bzxy]
-
-    def lerp(a, b, t):
-        return a + (b - a) * t
-
-    def trilinear(grid):
-        zv = intensity[x, y] * f(10.0)
-        zi = hl.clamp(hl.cast(hl.Int(32), zv), 0, 9)
-        zf = zv - hl.cast(hl.Float(32), zi)
-        xf = hl.cast(hl.Float(32), x % 8) / f(8.0)
-        yf = hl.cast(hl.Float(32), y % 8) / f(8.0)
-        g = lambda dx, dy, dz: grid[x / 8 + dx, y / 8 + dy, zi + dz]
-        return lerp(
-            lerp(lerp(g(0, 0, 0), g(1, 0, 0), xf), lerp(g(0, 1, 0), g(1, 1, 0), xf), yf),
-            lerp(lerp(g(0, 0, 1), g(1, 0, 1), xf), lerp(g(0, 1, 1), g(1, 1, 1), xf), yf),
-            zf,
-        )
-
-    value_stages = blur_grid(grid_value, "blurred_value")
-    weight_stages = blur_grid(grid_weight, "blurred_weight")
-    bg = hl.Func("bilateral_grid")
-    bg[x, y] = trilinear(value_stages[-1]) / trilinear(weight_stages[-1])
+    # The bilateral grid of examples/bilateral_grid.rs (compare.py's
+    # algorithm): every stage at root in tiles of 32 x 8 threads, the levels
+    # z serial around them, the grids' updates one thread per node column.
+    bg, inp, funcs = compare.bilateral_funcs(hl)
     bg.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
-    for stage in [intensity, grid_value, grid_weight, *value_stages, *weight_stages]:
+    for stage in [funcs["intensity"], *funcs["grids"], *funcs["blurs"]]:
         stage.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
-    grid_value.update(0).gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
-    grid_weight.update(0).gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    for grid in funcs["grids"]:
+        grid.update(0).gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
     out["bilateral_grid"] = (bg, inp)
 
     inp = hl.ImageParam(hl.UInt(8), 3, "rgb")

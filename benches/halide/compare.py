@@ -409,14 +409,15 @@ def halide_unsharp(hl, libm_exp=False, manual=True):
     return out, [inp], [sigma, amount]
 
 
-def halide_bilateral(hl, libm_exp=False, manual=True):
-    """examples/bilateral_grid.rs: gather into a grid of 8x8-pixel cells and
-    11 intensity levels (each node column adds the pixels of the image nearest
-    to it, as Halide's own bilateral_grid app builds its histogram), blur it
-    [1 4 6 4 1] in z, x and y, slice it back by trilinear interpolation. The
-    DSL's `lerp(a, b, t)` is `a + (b - a) * t`."""
+def bilateral_funcs(hl):
+    """examples/bilateral_grid.rs, unscheduled: gather into a grid of
+    8x8-pixel cells and 11 intensity levels (each node column adds the pixels
+    of the image nearest to it, as Halide's own bilateral_grid app builds its
+    histogram), blur it [1 4 6 4 1] in z, x and y, slice it back by trilinear
+    interpolation. The DSL's `lerp(a, b, t)` is `a + (b - a) * t`. Returns
+    the output, the input and the funcs a schedule names (also
+    benches/cuda/halide_aot.py's, for its GPU schedule)."""
     x, y, z = hl.Var("x"), hl.Var("y"), hl.Var("z")
-    yo, yi = hl.Var("yo"), hl.Var("yi")
     f = hl.f32
     inp = hl.ImageParam(hl.Float(32), 2, "input")
     clamped = hl.BoundaryConditions.repeat_edge(inp)
@@ -476,10 +477,20 @@ def halide_bilateral(hl, libm_exp=False, manual=True):
     value, weight = trilinear(blurred_value, "value"), trilinear(blurred_weight, "weight")
     out = hl.Func("out")
     out[x, y] = value[x, y] / weight[x, y]
+    funcs = {"intensity": intensity, "level": level, "grids": [grid_value, grid_weight]}
+    return out, inp, {**funcs, "blurs": stages}
 
+
+def halide_bilateral(hl, libm_exp=False, manual=True):
+    """examples/bilateral_grid.rs (`bilateral_funcs`) under its schedule."""
+    x, y, z = hl.Var("x"), hl.Var("y"), hl.Var("z")
+    yo, yi = hl.Var("yo"), hl.Var("yi")
+    out, inp, funcs = bilateral_funcs(hl)
     if manual:
         # The example's schedule as bilateral_grid::SCHEDULE spells it out
         # (the funcs its block does not name are at root, in parallel rows).
+        intensity, level, stages = funcs["intensity"], funcs["level"], funcs["blurs"]
+        grid_value, grid_weight = funcs["grids"]
         intensity.compute_root().parallel(y)
         level.compute_root().parallel(y)
         grid_value.compute_root().update(0).parallel(y)
