@@ -379,12 +379,10 @@ fn expand_here(
     for (((c, user), block), gpu_block) in
         checked.iter().zip(&schedules).zip(&blocks).zip(&gpu_blocks)
     {
-        // The GPU entry: its lowering and launcher, or why there is none.
-        // A `for cuda` block that cannot be honoured is the user's error,
-        // with the `cuda` feature or without.
         // With the `cuda` feature, the GPU lowering and launcher (its
         // entries are made per CPU variant below), or the entries that say
-        // why there is none.
+        // why there is none. A `for cuda` block that cannot be honoured is
+        // the user's error, with the `cuda` feature or without.
         let mut gpu_program_of = None;
         let mut extra = TokenStream::new();
         if options.cuda || gpu_block.is_some() {
