@@ -188,6 +188,23 @@ impl Stmt {
         }
     }
 
+    /// The expressions of this statement itself, read-only (the
+    /// counterpart of `own_exprs_mut`).
+    pub fn own_exprs(&self) -> Vec<&Expr> {
+        match self {
+            Stmt::For { min, max, slab, .. } => {
+                let mut exprs = vec![min, max];
+                exprs.extend(slab.as_ref().map(|s| &s.start));
+                exprs
+            }
+            Stmt::Allocate { region, .. } => region.iter().flat_map(|(lo, hi)| [lo, hi]).collect(),
+            Stmt::LetSym { value, .. } | Stmt::LetCoord { value, .. } => vec![value],
+            Stmt::Store { args, value, .. } => args.iter().chain([value]).collect(),
+            Stmt::If { cond, .. } => vec![cond],
+            Stmt::Block(_) | Stmt::CopyToOutput { .. } => Vec::new(),
+        }
+    }
+
     /// The statements directly inside this one, in order (the read-only
     /// counterpart of [`Stmt::map_children`]).
     pub fn children(&self) -> Vec<&Stmt> {

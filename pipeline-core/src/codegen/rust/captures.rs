@@ -77,54 +77,19 @@ pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<String> {
 }
 
 fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<String>) {
-    let e = |e: &Expr, stage: Option<(FuncId, Option<usize>)>, out: &mut HashSet<String>| {
-        expr(e, stage, b, out)
+    // A store's expressions name its func's coordinates.
+    let stage = match s {
+        Stmt::Store { func, update, .. } => Some((*func, *update)),
+        _ => None,
     };
-    match s {
-        Stmt::Allocate { region, body, .. } => {
-            for (lo, hi) in region {
-                e(lo, None, out);
-                e(hi, None, out);
-            }
-            stmt(body, b, out);
-        }
-        Stmt::For {
-            min,
-            max,
-            slab,
-            body,
-            ..
-        } => {
-            e(min, None, out);
-            e(max, None, out);
-            if let Some(slab) = slab {
-                e(&slab.start, None, out);
-            }
-            stmt(body, b, out);
-        }
-        Stmt::LetSym { value, body, .. } | Stmt::LetCoord { value, body, .. } => {
-            e(value, None, out);
-            stmt(body, b, out);
-        }
-        Stmt::Store {
-            func,
-            update,
-            args,
-            value,
-        } => {
-            for a in args {
-                e(a, Some((*func, *update)), out);
-            }
-            e(value, Some((*func, *update)), out);
-        }
-        Stmt::If { cond, body } => {
-            e(cond, None, out);
-            stmt(body, b, out);
-        }
-        Stmt::CopyToOutput { func, .. } => {
-            out.insert(reader_name(*func));
-        }
-        Stmt::Block(stmts) => stmts.iter().for_each(|s| stmt(s, b, out)),
+    for e in s.own_exprs() {
+        expr(e, stage, b, out);
+    }
+    if let Stmt::CopyToOutput { func, .. } = s {
+        out.insert(reader_name(*func));
+    }
+    for c in s.children() {
+        stmt(c, b, out);
     }
 }
 
