@@ -8,6 +8,7 @@
 #                                     # DIR (default $OUT, else .gpu/results)
 #   scripts/gpu_check.sh check DIR    # here: checks those results
 #
+# A step that fails is reported (FAILED) and the run goes on to the next.
 # What runs on the GPU:
 # - every pipeline of the repository under its default GPU schedule, and the
 #   hand-written `for cuda` blocks of pipeline-core/tests/cuda, at 1x1, 7x5,
@@ -23,7 +24,10 @@
 # - the comparison with Halide 21's CUDA target: benches/cuda (ours, on
 #   device buffers) and benches/cuda/halide_aot.py (Halide's same algorithms
 #   and schedules, compiled ahead of time here), alternating in 3 rounds,
-#   outputs compared bit for bit there; `check` prints the table.
+#   outputs compared bit for bit there; `check` prints the table;
+# - the same pipelines, each alone, under Nsight Compute (ncu): the time and
+#   DRAM traffic of every kernel, ours and Halide's, for the kernel-only
+#   comparison and the bandwidth the kernels reach.
 #
 # nvcc comes from CUDA_HOME, else from NVIDIA's PyPI wheels in
 # target/cuda-venv (as .ci/run installs them). The GPU code is built for
@@ -32,6 +36,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KIT=.gpu
 ARCHS=80,90
+# Calls a profiled pipeline makes: 3 warm-ups, then the timed ones.
+PROFILED_RUNS=5
 
 nvcc_home() {
     if [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ]; then
@@ -86,14 +92,14 @@ run() {
     nvidia-smi -L > "$out/device.txt" 2>&1 || true
     for what in default hand; do
         echo "== $what programs"
-        "$KIT/kit/$what" "$KIT/kit/$what.bin" > "$out/$what.txt"
+        timeout 300 "$KIT/kit/$what" "$KIT/kit/$what.bin" > "$out/$what.txt" || echo "FAILED: $what programs"
         echo "$(grep -c '^rc 0$' "$out/$what.txt") launches returned 0, $(grep -c '^rc ' "$out/$what.txt") in all"
     done
     echo "== cuda_build"
-    "$KIT/cuda_build" | tee "$out/cuda_build.txt"
+    timeout 120 "$KIT/cuda_build" 2>&1 | tee "$out/cuda_build.txt" || echo "FAILED: cuda_build"
     echo "== cuda_blur"
     local here=$PWD
-    (cd "$(mktemp -d)" && "$here/$KIT/cuda_blur") | tee "$out/cuda_blur.txt"
+    (cd "$(mktemp -d)" && timeout 120 "$here/$KIT/cuda_blur") 2>&1 | tee "$out/cuda_blur.txt" || echo "FAILED: cuda_blur"
     echo "== ours and Halide's, 3 rounds"
     local dumps
     dumps=$(mktemp -d)
@@ -102,8 +108,10 @@ run() {
     for round in 1 2 3; do
         local ours=() halide=()
         [ "$round" = 1 ] && ours=("$dumps/ours") && halide=("$dumps/halide")
-        "$KIT/cuda_compare" "${ours[@]}" | sed "s/^RESULT/ours $round/" | tee -a "$out/bench.txt"
-        "$KIT/halide_cuda" "${halide[@]}" | sed "s/^RESULT/halide $round/" | tee -a "$out/bench.txt"
+        timeout 120 "$KIT/cuda_compare" "${ours[@]}" 2>&1 | sed "s/^RESULT/ours $round/" | tee -a "$out/bench.txt" \
+            || echo "FAILED: cuda_compare" | tee -a "$out/bench.txt"
+        timeout 120 "$KIT/halide_cuda" "${halide[@]}" 2>&1 | sed "s/^RESULT/halide $round/" | tee -a "$out/bench.txt" \
+            || echo "FAILED: halide_cuda" | tee -a "$out/bench.txt"
     done
     for f in "$dumps"/ours/*.bin; do
         local name
@@ -114,6 +122,34 @@ run() {
             echo "outputs $name DIFFERENT" | tee -a "$out/bench.txt"
         fi
     done
+    profile "$out"
+}
+
+# Each pipeline of the comparison alone under Nsight Compute, ours and
+# Halide's: every kernel's time and DRAM traffic at the GPU's own clocks,
+# caches left as the previous kernel left them (as in a real run).
+profile() {
+    local out=$1 ncu
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+    if [ -z "$ncu" ]; then
+        echo "no ncu here: kernel times not measured" | tee "$out/ncu.txt"
+        return
+    fi
+    echo "== kernels alone ($ncu)"
+    : > "$out/ncu.txt"
+    local name side prog
+    for name in blur_root blur_shared down2 gauss5x5 harris grey bilateral_grid; do
+        for side in ours halide; do
+            prog=$KIT/cuda_compare
+            [ "$side" = halide ] && prog=$KIT/halide_cuda
+            echo "== $side $name" >> "$out/ncu.txt"
+            CUDA_COMPARE_ONLY=$name CUDA_COMPARE_RUNS=$PROFILED_RUNS timeout 60 "$ncu" --csv \
+                --print-units base --clock-control none --cache-control none \
+                --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+                "$prog" >> "$out/ncu.txt" 2>&1 || echo "ncu failed: $side $name" | tee -a "$out/ncu.txt"
+        done
+    done
+    echo "$(grep -c gpu__time_duration "$out/ncu.txt") kernel launches profiled"
 }
 
 check() {
@@ -141,7 +177,40 @@ for name, sides in times.items():
     if ratios:
         print(f"{name:<12} {statistics.median(o.values()):>9.3f} {statistics.median(h.values()):>10.3f} {statistics.median(ratios):>12.2f}")
 PY
-    ! grep -q DIFFERENT "$dir/bench.txt" && [ "$same" = 3 ]
+    [ -f "$dir/ncu.txt" ] && python3 - "$dir/ncu.txt" "$((PROFILED_RUNS + 3))" <<'PY'
+import csv, sys
+calls = int(sys.argv[2])
+blocks, key = {}, None
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        key = tuple(line.split()[1:3])
+        blocks[key] = {}
+    elif line.startswith('"ID"'):
+        header = next(csv.reader([line]))
+        at = {c: header.index(c) for c in ("ID", "Metric Name", "Metric Value")}
+    elif line.startswith('"') and key:
+        row = next(csv.reader([line]))
+        value = row[at["Metric Value"]].replace(",", "")
+        blocks[key].setdefault(row[at["ID"]], {})[row[at["Metric Name"]]] = float(value)
+names = sorted({k[1] for k in blocks}, key=[k[1] for k in blocks].index)
+print("kernels alone (Nsight Compute; per call: all its kernels, summed)")
+print(f"{'pipeline':<15} {'kernels':>7} {'ours us':>9} {'Halide us':>10} {'ours/Halide':>12} {'ours GB/s':>10} {'Halide GB/s':>12}")
+for name in names:
+    per = {}
+    for side in ("ours", "halide"):
+        launches = blocks.get((side, name), {}).values()
+        if not launches:
+            continue
+        ns = sum(l.get("gpu__time_duration.sum", 0) for l in launches) / calls
+        by = sum(l.get("dram__bytes_read.sum", 0) + l.get("dram__bytes_write.sum", 0) for l in launches) / calls
+        per[side] = (ns, by, len(launches) / calls)
+    if "ours" in per and "halide" in per:
+        (o, ob, ok), (h, hb, hk) = per["ours"], per["halide"]
+        print(f"{name:<15} {ok:>3.0f}/{hk:<3.0f} {o/1e3:>9.1f} {h/1e3:>10.1f} {o/h:>12.2f} {ob/o:>10.0f} {hb/h:>12.0f}")
+    else:
+        print(f"{name:<15} missing: {sorted(per)}")
+PY
+    ! grep -q "DIFFERENT\|FAILED" "$dir/bench.txt" && [ "$same" = 3 ]
 }
 
 case "${1:-}" in

@@ -3,7 +3,8 @@
 // inputs (the hash of benches/halide_compare.rs), warm-up calls, then the
 // median and the fastest of RUNS calls, each waiting for the device. Prints
 // `RESULT name WxH median_ms min_ms` per pipeline and, with a directory
-// argument, writes each output's bytes there as name.bin.
+// argument, writes each output's bytes there as name.bin. With
+// CUDA_COMPARE_ONLY=name it times that pipeline alone.
 //
 //     halide_cuda [DUMP_DIR]        (RUNS from CUDA_COMPARE_RUNS, default 50)
 #include "HalideBuffer.h"
@@ -41,6 +42,11 @@ static float ramp_and_noise(uint32_t x, uint32_t y, uint32_t c) {
     return (float)(ramp + noise) / 16777216.0f;
 }
 
+static bool wanted(const char* name) {
+    const char* only = getenv("CUDA_COMPARE_ONLY");
+    return !only || std::string(only) == name;
+}
+
 static int runs() {
     const char* r = getenv("CUDA_COMPARE_RUNS");
     return r ? atoi(r) : 50;
@@ -48,7 +54,7 @@ static int runs() {
 
 template <typename T>
 static void dump(const char* dir, const char* name, Buffer<T>& out) {
-    if (!dir) return;
+    if (!dir || !wanted(name)) return;
     out.copy_to_host();
     std::string path = std::string(dir) + "/" + name + ".bin";
     FILE* f = fopen(path.c_str(), "wb");
@@ -61,6 +67,7 @@ static void dump(const char* dir, const char* name, Buffer<T>& out) {
 // Times `call` (which runs the pipeline once into `out`) and reports it.
 template <typename T, typename F>
 static void timed(const char* name, Buffer<T>& out, F call) {
+    if (!wanted(name)) return;
     for (int i = 0; i < 3; i++) {
         if (call() != 0) { fprintf(stderr, "%s failed\n", name); exit(1); }
         out.device_sync();

@@ -5,7 +5,9 @@
 //! once its kernels have finished), checks the output against the CPU
 //! entry's, and prints `RESULT name WxH median_ms min_ms`; with a directory
 //! argument it writes each output's bytes there as `name.bin`, for the
-//! comparison with Halide's, which must be equal bit for bit.
+//! comparison with Halide's, which must be equal bit for bit. With
+//! `CUDA_COMPARE_ONLY=name` it times that pipeline alone (for a profiler
+//! that reports each kernel's time, as `scripts/gpu_check.sh` runs it).
 //!
 //! The algorithms are the CPU comparison's (benches/halide_compare.rs), grey
 //! from planar RGB (a device buffer is dense); the GPU schedules are 32 x 8
@@ -127,6 +129,9 @@ fn timed<T: Element + Raw>(
     input_bytes: usize,
     mut call: impl FnMut(&mut DeviceBuffer<T, 2>) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    if std::env::var("CUDA_COMPARE_ONLY").is_ok_and(|only| only != name) {
+        return Ok(());
+    }
     let runs: usize = std::env::var("CUDA_COMPARE_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
