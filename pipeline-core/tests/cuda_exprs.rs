@@ -237,6 +237,7 @@ fn program(cases: &[Case], text: &mut String, device: &mut String, expected: &mu
             update: None,
             n_global: 0,
             folds: &[],
+            index: "int64_t",
         };
         let body = e.expr(&p.funcs[out].pure);
         let ty = c_type(c.ty);

@@ -131,6 +131,10 @@ pub struct Exprs<'a> {
     /// The storage folding of each func's buffer, per dimension (empty:
     /// not allocated yet, or not folded).
     pub folds: &'a [Vec<Option<i64>>],
+    /// The C++ type of index arithmetic (64-bit integer expressions of
+    /// loops, symbols and constants alone): `int64_t` on the host, the
+    /// kernel's index type `I` in kernels.
+    pub index: &'static str,
 }
 
 impl Exprs<'_> {
@@ -140,6 +144,12 @@ impl Exprs<'_> {
     }
 
     fn expr_here(&self, e: &Expr) -> String {
+        if self.index != "int64_t"
+            && is_index(e)
+            && e.any(&mut |n| matches!(n.kind, ExprKind::Sym(_) | ExprKind::Loop(_)))
+        {
+            return self.index_expr(e);
+        }
         let sub = |x: &Expr| self.expr(x);
         let ty = c_type(e.ty);
         match &e.kind {
@@ -223,6 +233,41 @@ impl Exprs<'_> {
         }
     }
 
+    /// Index arithmetic ([`is_index`]) in the kernel's index type `I`,
+    /// where the bounds' infinities (the least and most 64-bit integers)
+    /// are `pl::inf` and symbols are read as `pl::sym` gives them: the
+    /// host's (`__sn[k]`, and `__qnN` unpacked from the launch) or the
+    /// kernel's own (`__qnN` beside `__qN`).
+    fn index_expr(&self, e: &Expr) -> String {
+        let sub = |x: &Expr| self.index_expr(x);
+        let ty = self.index;
+        match &e.kind {
+            ExprKind::Int(v) if *v == i64::MAX as i128 => format!("pl::inf<{ty}>()"),
+            ExprKind::Int(v) if *v == i64::MIN as i128 => format!("pl::ninf<{ty}>()"),
+            ExprKind::Int(v) => int_lit(e.ty, *v),
+            ExprKind::Sym(s) if *s >= self.n_global => format!("__qn{s}"),
+            ExprKind::Sym(s) => format!("pl::pick<{ty}>(__s[{s}], __sn[{s}])"),
+            ExprKind::Loop(v) => names::loop_var(v),
+            ExprKind::Unary(_, a) => format!("pl::neg<{ty}>({})", sub(a)),
+            ExprKind::Binary(op, a, b) => {
+                let f = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    BinOp::Mul => "mul",
+                    BinOp::Div => "div_e",
+                    BinOp::Rem => "rem_e",
+                    BinOp::Min => "min_i",
+                    _ => "max_i",
+                };
+                format!("pl::{f}<{ty}>({}, {})", sub(a), sub(b))
+            }
+            ExprKind::Select(c, a, b) => {
+                format!("(({}) ? ({}) : ({}))", self.expr(c), sub(a), sub(b))
+            }
+            _ => unreachable!("not index arithmetic: {e:?}"),
+        }
+    }
+
     fn binary(&self, op: BinOp, a: &Expr, b: &Expr) -> String {
         let (x, y) = (self.expr(a), self.expr(b));
         let t = a.ty;
@@ -295,7 +340,7 @@ impl Exprs<'_> {
     fn load(&self, source: Source, args: &[Expr]) -> String {
         let at = self.offset(source, args);
         match source {
-            Source::Input(i) => format!("__in{i}[{at}]"),
+            Source::Input(i) => format!("pl::ldg(&__in{i}[{at}])"),
             Source::Func(g) if self.p.funcs[g].ty == Type::Bool => format!("(__f{g}[{at}] != 0)"),
             Source::Func(g) => format!("__f{g}[{at}]"),
         }
@@ -327,5 +372,36 @@ impl Exprs<'_> {
         } else {
             terms.join(" + ")
         }
+    }
+}
+
+/// Whether `e` is index arithmetic: a 64-bit integer of loop variables,
+/// symbols, small constants and the bounds' infinities under additions,
+/// subtractions, products by a small constant, divisions, remainders,
+/// minima, maxima and selections. Where every symbol a kernel reads lies
+/// within 2^24 of 0 or is an infinity (what a launcher checks before it
+/// takes the 32-bit kernels, `pl::index_narrow`), such values are
+/// coordinates, extents and their sums, an infinity is 2^28 there, and 32
+/// bits compute them exactly.
+fn is_index(e: &Expr) -> bool {
+    if e.ty != Type::I64 {
+        return false;
+    }
+    match &e.kind {
+        ExprKind::Int(v) => v.abs() <= 1 << 24 || *v == i64::MAX as i128 || *v == i64::MIN as i128,
+        ExprKind::Sym(_) | ExprKind::Loop(_) => true,
+        ExprKind::Unary(UnOp::Neg, a) => is_index(a),
+        // By a tile's size, say.
+        ExprKind::Binary(BinOp::Mul, a, b) => {
+            let small = |x: &Expr| x.as_int().is_some_and(|v| v.abs() <= 64);
+            (small(a) || small(b)) && is_index(a) && is_index(b)
+        }
+        ExprKind::Binary(
+            BinOp::Add | BinOp::Sub | BinOp::Div | BinOp::Rem | BinOp::Min | BinOp::Max,
+            a,
+            b,
+        ) => is_index(a) && is_index(b),
+        ExprKind::Select(_, a, b) => is_index(a) && is_index(b),
+        _ => false,
     }
 }

@@ -142,9 +142,10 @@ PL_HD int64_t rem_near(int64_t d, int64_t period) {
     return r < 0 ? r + period : r;
 }
 PL_HD int32_t clamp_coord(int32_t c, int32_t min, int32_t extent) {
-    if (extent <= 0) return min;
-    const int64_t max = (int64_t)min + extent - 1;
-    return (int32_t)((int64_t)c < min ? min : (int64_t)c > max ? max : c);
+    if (extent <= 0 || c < min) return min;
+    // In 32 bits: c - min is exact, and past the last coordinate that
+    // coordinate (at most c) is representable.
+    return (uint32_t)c - (uint32_t)min < (uint32_t)extent ? c : (int32_t)((uint32_t)min + (uint32_t)extent - 1u);
 }
 PL_HD int32_t mirror_coord(int32_t c, int32_t min, int32_t extent) {
     if (extent <= 0) return min;
@@ -165,28 +166,67 @@ PL_HD int32_t wrap_coord(int32_t c, int32_t min, int32_t extent) {
     return (int32_t)(min + rem_near((int64_t)c - min, extent));
 }
 
-// Math built-ins by type (host: the C library, as Rust's std uses;
-// device: CUDA's IEEE-compliant versions).
+// Math built-ins by type. The host has the C library's, as Rust's std uses.
+// On the device, float's transcendental functions are evaluated in double
+// and rounded once: CUDA's float versions are up to 2 ulp off (where glibc's
+// are within about half an ulp), and the double result rounds to the
+// nearest float but in the rarest cases, so both sides give the same bits.
 #define PL_MATH1(NAME, F, D)                                                   \
     PL_HD float NAME(float a) { return F(a); }                                 \
     PL_HD double NAME(double a) { return D(a); }
+#ifdef __CUDA_ARCH__
+#define PL_MATH1_ROUNDED(NAME, F, D)                                           \
+    PL_HD float NAME(float a) { return (float)D((double)a); }                  \
+    PL_HD double NAME(double a) { return D(a); }
+#else
+#define PL_MATH1_ROUNDED PL_MATH1
+#endif
 PL_MATH1(sqrt_, sqrtf, sqrt)
-PL_MATH1(exp_, expf, exp)
-PL_MATH1(log_, logf, log)
-PL_MATH1(sin_, sinf, sin)
-PL_MATH1(cos_, cosf, cos)
-PL_MATH1(tan_, tanf, tan)
+PL_MATH1_ROUNDED(exp_, expf, exp)
+PL_MATH1_ROUNDED(log_, logf, log)
+PL_MATH1_ROUNDED(sin_, sinf, sin)
+PL_MATH1_ROUNDED(cos_, cosf, cos)
+PL_MATH1_ROUNDED(tan_, tanf, tan)
 PL_MATH1(floor_, floorf, floor)
 PL_MATH1(ceil_, ceilf, ceil)
 PL_MATH1(round_, roundf, round)
 PL_MATH1(trunc_, truncf, trunc)
 PL_MATH1(fabs_, fabsf, fabs)
 #undef PL_MATH1
+#undef PL_MATH1_ROUNDED
+#ifdef __CUDA_ARCH__
+PL_HD float pow_(float a, float b) { return (float)pow((double)a, (double)b); }
+PL_HD float atan2_(float a, float b) { return (float)atan2((double)a, (double)b); }
+#else
 PL_HD float pow_(float a, float b) { return powf(a, b); }
-PL_HD double pow_(double a, double b) { return pow(a, b); }
 PL_HD float atan2_(float a, float b) { return atan2f(a, b); }
+#endif
+PL_HD double pow_(double a, double b) { return pow(a, b); }
 PL_HD double atan2_(double a, double b) { return atan2(a, b); }
 PL_HD float fma_(float a, float b, float c) { return fmaf(a, b, c); }
 PL_HD double fma_(double a, double b, double c) { return fma(a, b, c); }
+
+// Index arithmetic in kernels (codegen/cuda.rs, `is_index`): in 32 bits
+// where each symbol a kernel reads is within 2^24 of 0 or one of the
+// bounds' infinities (the least and most 64-bit integers), which are 2^28
+// there: beyond every coordinate still, and sums of a few such values fit.
+PL_HD bool index_narrow(int64_t v) {
+    return (v >= -(1ll << 24) && v <= (1ll << 24)) || v == INT64_MAX || v == INT64_MIN;
+}
+template <class I> PL_HD I inf() { return sizeof(I) == 8 ? (I)INT64_MAX : (I)(1 << 28); }
+template <class I> PL_HD I ninf() { return sizeof(I) == 8 ? (I)INT64_MIN : (I)-(1 << 28); }
+template <class I> PL_HD I pick(int64_t wide, int32_t narrow) { return sizeof(I) == 8 ? (I)wide : (I)narrow; }
+template <class I> PL_HD I sym(int64_t v) {
+    return sizeof(I) == 8 ? (I)v : v == INT64_MAX ? inf<I>() : v == INT64_MIN ? ninf<I>() : (I)v;
+}
+
+// A load from an input: never written while a pipeline runs, so on the
+// device through the read-only data cache.
+#ifdef __CUDA_ARCH__
+template <typename T> __device__ __forceinline__ T ldg(const T* p) { return __ldg(p); }
+__device__ __forceinline__ bool ldg(const bool* p) { return __ldg((const unsigned char*)p) != 0; }
+#else
+template <typename T> static inline T ldg(const T* p) { return *p; }
+#endif
 
 } // namespace pl

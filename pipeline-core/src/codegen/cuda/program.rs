@@ -43,7 +43,7 @@ use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
 use crate::Lowered;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
 mod kernel;
@@ -163,6 +163,8 @@ pub fn generate_with(l: &Lowered, name: &str, options: Options) -> Result<String
         folds: vec![Vec::new(); l.pipeline.funcs.len()],
         sym_values: HashMap::new(),
         threads_serial: false,
+        in_kernel: false,
+        host_syms: Vec::new(),
     };
     g.launcher()?;
     let mut out = String::new();
@@ -193,6 +195,12 @@ struct Program<'a> {
     /// Whether a thread loop in serial code runs serially (it is part of a
     /// stage the block's threads share out among themselves).
     threads_serial: bool,
+    /// Whether kernel code is being emitted: index arithmetic is then in
+    /// the kernel's index type `I`.
+    in_kernel: bool,
+    /// The local symbols the host's statements bind around the statement
+    /// being emitted.
+    host_syms: Vec<SymId>,
 }
 
 /// The C++ type a func's buffer stores (`bool` as a byte).
@@ -218,16 +226,25 @@ impl Program<'_> {
         &self.l.pipeline
     }
 
-    /// The launch of kernel `k`: with 32-bit offsets, as Halide's kernels
-    /// compute them, where every buffer so far has fewer than
-    /// `PL_NARROW_LIMIT` (2^31) elements (`narrow`, which the launcher
-    /// keeps); else with 64-bit ones, or, without large buffers, an error.
-    fn launch(&self, k: usize, grid: &str, block: &str) -> String {
+    /// The launch of kernel `k` (whose body is `code`): with 32-bit
+    /// offsets and index arithmetic, as Halide's kernels compute them,
+    /// where every buffer so far has fewer than `PL_NARROW_LIMIT` (2^31)
+    /// elements (`narrow`, which the launcher keeps) and every symbol and
+    /// host loop the kernel reads lies within 2^30 of 0; else with 64-bit
+    /// ones, or, without large buffers, an error.
+    fn launch(&self, k: usize, code: &str, grid: &str, block: &str) -> String {
         let wide = match self.options.large_buffers {
             true => format!("PL_LAUNCH(k{k}<int64_t>, {grid}, {block}, env);"),
             false => format!("{{ err = (cudaError_t){TOO_LARGE}; goto done; }}"),
         };
-        format!("if (narrow) PL_LAUNCH(k{k}<int32_t>, {grid}, {block}, env); else {wide}")
+        let mut narrow = String::from("narrow");
+        for value in symbols_read(code, &self.host_syms)
+            .into_iter()
+            .chain((0..self.host_loops.len()).map(|k| format!("env.l[{k}]")))
+        {
+            let _ = write!(narrow, " && pl::index_narrow({value})");
+        }
+        format!("if ({narrow}) PL_LAUNCH(k{k}<int32_t>, {grid}, {block}, env); else {wide}")
     }
 
     fn n_global(&self) -> usize {
@@ -241,13 +258,18 @@ impl Program<'_> {
             update: stage.and_then(|s| s.1),
             n_global: self.n_global(),
             folds: &self.folds,
+            index: if self.in_kernel { "I" } else { "int64_t" },
         }
     }
 
     /// `struct Env`: what every kernel reads.
     fn env_struct(&self) -> String {
         let p = self.p();
-        let mut s = String::from("struct Env {\n  const int64_t* s;\n");
+        // The symbols travel in the parameters (the constant bank, read
+        // at once by every thread), not in device memory.
+        // Beside each symbol its value for the 32-bit kernels (`pl::sym`).
+        let n = self.n_global().max(1);
+        let mut s = format!("struct Env {{\n  int64_t s[{n}];\n  int32_t sn[{n}];\n");
         for (i, input) in p.inputs.iter().enumerate() {
             let n = input.dims;
             let _ = writeln!(
@@ -268,7 +290,10 @@ impl Program<'_> {
             );
         }
         let q = self.l.local_syms.max(1);
-        let _ = writeln!(s, "  int64_t q[{q}];\n  int64_t l[{MAX_HOST_LOOPS}];\n}};");
+        let _ = writeln!(
+            s,
+            "  int64_t q[{q}];\n  int32_t qn[{q}];\n  int64_t l[{MAX_HOST_LOOPS}];\n}};"
+        );
         // Kernels take it by value: a pipeline of many funcs can pass the
         // limit on a kernel's parameters (4 KB before CUDA 12.1, 32 KB
         // since), which nvcc then says here rather than at a launch.
@@ -283,7 +308,9 @@ impl Program<'_> {
     /// around it).
     fn unpack(&self) -> String {
         let p = self.p();
-        let mut s = String::from("  const int64_t* __s = env.s; (void)__s;\n");
+        let mut s = String::from(
+            "  const int64_t* __s = env.s; (void)__s; const int32_t* __sn = env.sn; (void)__sn;\n",
+        );
         for (i, input) in p.inputs.iter().enumerate() {
             let _ = write!(
                 s,
@@ -325,7 +352,10 @@ impl Program<'_> {
         }
         for k in 0..self.l.local_syms {
             let q = self.n_global() + k;
-            let _ = writeln!(s, "  const int64_t __q{q} = env.q[{k}]; (void)__q{q};");
+            let _ = writeln!(
+                s,
+                "  const int64_t __q{q} = env.q[{k}]; (void)__q{q}; const I __qn{q} = pl::pick<I>(env.q[{k}], env.qn[{k}]); (void)__qn{q};"
+            );
         }
         for (k, v) in self.host_loops.iter().enumerate() {
             let _ = writeln!(s, "  const int64_t {} = env.l[{k}];", names::loop_var(v));
@@ -353,12 +383,11 @@ impl Program<'_> {
         // Every buffer below PL_NARROW_LIMIT elements so far: kernels with
         // 32-bit offsets.
         h += "  bool narrow = true;\n";
-        // The symbols on the device, and on the host as `__s`.
-        let n = self.n_global().max(1);
+        // The symbols in the kernels' parameters, and on the host as `__s`.
         let _ = writeln!(
             h,
-            "  const int64_t* __s = syms;\n  {{ void* d = 0; if ((err = pl::device_alloc(&d, {n} * 8)) != cudaSuccess) goto done; owned[n_owned++] = d; if ((err = cudaMemcpy(d, syms, {} * 8, cudaMemcpyHostToDevice)) != cudaSuccess) goto done; env.s = (const int64_t*)d; }}",
-            self.n_global()
+            "  const int64_t* __s = syms;\n  memcpy(env.s, syms, {n} * 8);\n  for (int k = 0; k < {n}; k++) env.sn[k] = pl::sym<int32_t>(syms[k]);",
+            n = self.n_global()
         );
         // Inputs: the span of each, copied as it lies (strides kept).
         let mut dim = 0;
@@ -503,9 +532,11 @@ impl Program<'_> {
                 let k = sym - self.n_global();
                 let _ = writeln!(
                     h,
-                    "{pad}{{ const int64_t __q{sym} = {v}; env.q[{k}] = __q{sym};"
+                    "{pad}{{ const int64_t __q{sym} = {v}; env.q[{k}] = __q{sym}; env.qn[{k}] = pl::sym<int32_t>(__q{sym});"
                 );
+                self.host_syms.push(*sym);
                 self.host_stmt(body, h, depth + 1)?;
+                self.host_syms.pop();
                 let _ = writeln!(h, "{pad}}}");
             }
             Stmt::If { cond, body } if has_gpu_loop(body) => {
@@ -548,7 +579,10 @@ impl Program<'_> {
                 let k = self.count;
                 self.count += 1;
                 let mut body = String::new();
-                self.device_stmt(s, &mut body, 2)?;
+                self.in_kernel = true;
+                let done = self.device_stmt(s, &mut body, 2);
+                self.in_kernel = false;
+                done?;
                 let _ = writeln!(
                     self.kernels,
                     "template <typename I>\n__global__ void k{k}(Env env) {{\n{}{body}}}",
@@ -557,7 +591,7 @@ impl Program<'_> {
                 let _ = writeln!(
                     h,
                     "{pad}{}\n{pad}if ((err = cudaGetLastError()) != cudaSuccess) goto done;",
-                    self.launch(k, "dim3(1)", "dim3(1)")
+                    self.launch(k, &body, "dim3(1)", "dim3(1)")
                 );
             }
         }
@@ -570,7 +604,10 @@ impl Program<'_> {
         self.count += 1;
         let mut nest = Nest::default();
         let mut code = String::new();
-        self.nest(s, &mut nest, &mut code, 1)?;
+        self.in_kernel = true;
+        let nested = self.nest(s, &mut nest, &mut code, 1);
+        self.in_kernel = false;
+        nested?;
         let threads_total: i128 = nest.block.iter().map(|b| b.1).product();
         if threads_total > MAX_THREADS {
             return Err(of_loops(nest.func, format!(
@@ -633,6 +670,7 @@ impl Program<'_> {
             nonempty.join(" && "),
             self.launch(
                 k,
+                &code,
                 &format!("dim3({})", grid.join(", ")),
                 &format!("dim3({})", block.join(", "))
             )
@@ -683,6 +721,21 @@ impl Program<'_> {
     fn scope<'s>(&self, s: &'s Stmt) -> Option<(String, &'s Stmt)> {
         let e = self.exprs(None);
         Some(match s {
+            // In kernels, also as index arithmetic reads it (`__qnN`).
+            Stmt::LetSym { sym, value, body } if self.in_kernel && super::is_index(value) => (
+                format!(
+                    "{{ const I __qn{sym} = {}; const int64_t __q{sym} = __qn{sym};",
+                    e.expr(value)
+                ),
+                &**body,
+            ),
+            Stmt::LetSym { sym, value, body } if self.in_kernel => (
+                format!(
+                    "{{ const int64_t __q{sym} = {}; const I __qn{sym} = pl::sym<I>(__q{sym});",
+                    e.expr(value)
+                ),
+                &**body,
+            ),
             Stmt::LetSym { sym, value, body } => (
                 format!("{{ const int64_t __q{sym} = {};", e.expr(value)),
                 &**body,
@@ -726,4 +779,36 @@ impl Program<'_> {
         }
         out
     }
+}
+
+/// The host's names of the symbols kernel code reads: `__s[k]` (global)
+/// and `__qN` of `host` (the local symbols the host has bound).
+fn symbols_read(code: &str, host: &[SymId]) -> BTreeSet<String> {
+    let mut read = BTreeSet::new();
+    for (at, _) in code.match_indices("__s").chain(code.match_indices("__q")) {
+        let rest = &code[at..];
+        let prefix = match () {
+            _ if rest.starts_with("__sn[") || rest.starts_with("__qn") => {
+                rest.find(|c: char| c.is_ascii_digit()).unwrap_or(0)
+            }
+            _ if rest.starts_with("__s[") => 4,
+            _ => 3,
+        };
+        let digits: String = rest[prefix..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let before = code[..at].chars().next_back();
+        if digits.is_empty() || before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        match rest.as_bytes()[2] {
+            b's' => read.insert(format!("__s[{digits}]")),
+            _ if digits.parse::<SymId>().is_ok_and(|n| host.contains(&n)) => {
+                read.insert(format!("__q{digits}"))
+            }
+            _ => false,
+        };
+    }
+    read
 }

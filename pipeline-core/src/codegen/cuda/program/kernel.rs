@@ -115,11 +115,17 @@ impl Program<'_> {
                         if nest.in_phase || nest.in_sequence {
                             return Err(several(nest));
                         }
+                        // The grid is the loop's extent exactly (the launch
+                        // evaluates the same bounds, in the host's types):
+                        // no guard.
                         let j = nest.grid.len();
-                        nest.grid.push((lo.clone(), hi.clone()));
+                        self.in_kernel = false;
+                        let host = self.exprs(None);
+                        nest.grid.push((host.expr(min), host.expr(max)));
+                        self.in_kernel = true;
                         let _ = writeln!(
                             code,
-                            "{pad}const int64_t {v} = ({lo}) + (int64_t)blockIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
+                            "{pad}const I {v} = ({lo}) + (I)blockIdx.@{j};\n{pad}{{"
                         );
                     }
                     LoopKind::GpuThread => {
@@ -150,7 +156,7 @@ impl Program<'_> {
                         nest.thread_depth += 1;
                         let _ = writeln!(
                             code,
-                            "{pad}const int64_t {v} = ({lo}) + (int64_t)threadIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
+                            "{pad}const I {v} = ({lo}) + (I)threadIdx.@{j};\n{pad}if ({v} <= ({hi})) {{"
                         );
                     }
                     _ => {
@@ -320,7 +326,8 @@ impl Program<'_> {
     /// A stage at the block level of a kernel (a func computed per block,
     /// or the kernel's own code outside thread loops): one phase whose
     /// points the block's threads share out, consecutive threads at
-    /// consecutive points of the innermost loop. Only a pure definition's
+    /// consecutive points of the innermost loop, the block's rows of
+    /// threads over the next loop. Only a pure definition's
     /// loops are shared out, those of its outer loops whose bounds do not
     /// depend on each other; what is inside runs in the thread, and a stage
     /// with nothing to share (an update, whose points may depend on each
@@ -370,7 +377,7 @@ impl Program<'_> {
         }
         let _ = writeln!(
             code,
-            "{pad}PL_PHASE {{\n{pad}  const int64_t __tid = threadIdx.x + (int64_t)blockDim.x * (threadIdx.y + (int64_t)blockDim.y * threadIdx.z);"
+            "{pad}PL_PHASE {{\n{pad}  const I __tyz = threadIdx.y + (I)blockDim.y * threadIdx.z, __nyz = (I)blockDim.y * blockDim.z;\n{pad}  const I __tid = threadIdx.x + (I)blockDim.x * __tyz, __threads = (I)blockDim.x * __nyz; (void)__tid; (void)__threads; (void)__tyz; (void)__nyz;"
         );
         self.threads_serial = true;
         if loops.is_empty() {
@@ -378,35 +385,36 @@ impl Program<'_> {
             self.device_stmt(s, code, depth + 2)?;
             let _ = writeln!(code, "{pad}  }}");
         } else {
+            // The innermost loop across `threadIdx.x`, the next across the
+            // block's other threads (y and z as one), the rest in every
+            // thread: consecutive threads at consecutive points, and no
+            // division. One loop takes every thread of the block.
             let e = self.exprs(None);
-            let mut total = Vec::new();
-            for (k, (_, lo, hi)) in loops.iter().enumerate() {
+            let n = loops.len();
+            let mut inner = pad.clone() + "  ";
+            let mut closing = 0;
+            for (k, (var, lo, hi)) in loops.iter().enumerate() {
+                let v = names::loop_var(var);
+                let (start, step) = match n - 1 - k {
+                    _ if n == 1 => ("__tid", "__threads"),
+                    0 => ("(I)threadIdx.x", "(I)blockDim.x"),
+                    1 => ("__tyz", "__nyz"),
+                    _ => ("0", "1"),
+                };
                 let _ = writeln!(
                     code,
-                    "{pad}  const int64_t __plo{k} = {}, __pext{k} = ({}) - __plo{k} + 1;",
+                    "{inner}for (I {v} = {} + {start}, __hi{k} = {}; {v} <= __hi{k}; {v} += {step}) {{",
                     e.expr(lo),
                     e.expr(hi)
                 );
-                total.push(format!("(__pext{k} > 0 ? __pext{k} : 0)"));
+                inner += "  ";
+                closing += 1;
             }
-            let _ = writeln!(
-                code,
-                "{pad}  const int64_t __threads = (int64_t)blockDim.x * blockDim.y * blockDim.z, __points = {};\n{pad}  for (int64_t __i = __tid; __i < __points; __i += __threads) {{\n{pad}    int64_t __r = __i; (void)__r;",
-                total.join(" * ")
-            );
-            for (k, (var, _, _)) in loops.iter().enumerate().rev() {
-                let v = names::loop_var(var);
-                if k > 0 {
-                    let _ = writeln!(
-                        code,
-                        "{pad}    const int64_t {v} = __plo{k} + __r % __pext{k}; __r /= __pext{k};"
-                    );
-                } else {
-                    let _ = writeln!(code, "{pad}    const int64_t {v} = __plo0 + __r;");
-                }
+            self.device_stmt(body, code, depth + 1 + closing)?;
+            for _ in 0..closing {
+                inner.truncate(inner.len() - 2);
+                let _ = writeln!(code, "{inner}}}");
             }
-            self.device_stmt(body, code, depth + 2)?;
-            let _ = writeln!(code, "{pad}  }}");
         }
         self.threads_serial = false;
         // The next phase may read what this one wrote, or write what
