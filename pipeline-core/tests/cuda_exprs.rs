@@ -243,7 +243,7 @@ fn program(cases: &[Case], text: &mut String, device: &mut String, expected: &mu
         let ty = c_type(c.ty);
         let rt = c_type(p.funcs[out].ty);
         let function = format!(
-            "{rt} case{k}(const uint8_t* __in0, int64_t __in0_min0, int64_t __in0_stride0, int32_t __in0_ext0, {ty} __p0, {ty} __p1, {ty} __p2) {{\n  typedef int32_t I; // the kernels' narrow offsets\n  const int32_t __x{out}_0 = 0; (void)__x{out}_0; (void)__in0; (void)__in0_min0; (void)__in0_stride0; (void)__in0_ext0;\n  return {body};\n}}"
+            "{rt} case{k}(const uint8_t* __in0, int64_t __in0_min0, int64_t __in0_stride0, int32_t __in0_ext0, {ty} __p0, {ty} __p1, {ty} __p2) {{\n  typedef int32_t I; // the kernels' narrow offsets\n  const int32_t __x{out}_0 = 0; (void)__x{out}_0; (void)__in0; (void)__in0_min0; (void)__in0_stride0; (void)__in0_ext0;\n  const int32_t __in0_last0 = pl::last_coord(__in0_min0, __in0_ext0); (void)__in0_last0;\n  return {body};\n}}"
         );
         let _ = writeln!(text, "static {function}");
         let _ = writeln!(

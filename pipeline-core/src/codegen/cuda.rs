@@ -216,6 +216,24 @@ impl Exprs<'_> {
                 format!("pl::{name}({})", a.join(", "))
             }
             ExprKind::Load { source, args, .. } => self.load(*source, args),
+            // Clamped to an input's edge: to its first and last coordinates
+            // (the kernel's `__in{i}_last{d}`), in 32 bits.
+            ExprKind::Boundary {
+                mode: BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp,
+                coord,
+                min,
+                extent,
+            } if matches!((&min.kind, &extent.kind), (ExprKind::InputMin(i, d), ExprKind::InputExtent(j, e)) if (i, d) == (j, e)) =>
+            {
+                let ExprKind::InputMin(i, d) = min.kind else {
+                    unreachable!("matched above")
+                };
+                format!(
+                    "pl::clamp_last({}, (int32_t){}, __in{i}_last{d})",
+                    sub(coord),
+                    names::input_min(i, d)
+                )
+            }
             ExprKind::Boundary {
                 mode,
                 coord,

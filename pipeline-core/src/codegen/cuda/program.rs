@@ -274,7 +274,7 @@ impl Program<'_> {
             let n = input.dims;
             let _ = writeln!(
                 s,
-                "  const {}* in{i}; int64_t in{i}_min[{n}]; int64_t in{i}_stride[{n}]; int32_t in{i}_ext[{n}];",
+                "  const {}* in{i}; int64_t in{i}_min[{n}]; int64_t in{i}_stride[{n}]; int32_t in{i}_ext[{n}]; int32_t in{i}_last[{n}];",
                 c_type(input.ty)
             );
         }
@@ -320,7 +320,7 @@ impl Program<'_> {
             for d in 0..input.dims {
                 let _ = write!(
                     s,
-                    " const int64_t __in{i}_min{d} = env.in{i}_min[{d}]; const int64_t __in{i}_stride{d} = env.in{i}_stride[{d}]; const int32_t {} = env.in{i}_ext[{d}]; (void)__in{i}_min{d}; (void)__in{i}_stride{d}; (void){};",
+                    " const int64_t __in{i}_min{d} = env.in{i}_min[{d}]; const int64_t __in{i}_stride{d} = env.in{i}_stride[{d}]; const int32_t {} = env.in{i}_ext[{d}]; const int32_t __in{i}_last{d} = env.in{i}_last[{d}]; (void)__in{i}_min{d}; (void)__in{i}_stride{d}; (void){}; (void)__in{i}_last{d};",
                     names::input_extent(i, d),
                     names::input_extent(i, d)
                 );
@@ -398,7 +398,7 @@ impl Program<'_> {
                 let k = 3 * (dim + d);
                 let _ = writeln!(
                     h,
-                    "    const int64_t __in{i}_min{d} = input_dims[{k}]; const int32_t {} = (int32_t)input_dims[{}]; const int64_t __in{i}_stride{d} = input_dims[{}];\n    env.in{i}_min[{d}] = __in{i}_min{d}; env.in{i}_ext[{d}] = {}; env.in{i}_stride[{d}] = __in{i}_stride{d};\n    if ({} <= 0) span = 0; else if (span > 0) span += ({} - 1) * __in{i}_stride{d};",
+                    "    const int64_t __in{i}_min{d} = input_dims[{k}]; const int32_t {} = (int32_t)input_dims[{}]; const int64_t __in{i}_stride{d} = input_dims[{}];\n    env.in{i}_min[{d}] = __in{i}_min{d}; env.in{i}_ext[{d}] = {}; env.in{i}_stride[{d}] = __in{i}_stride{d}; env.in{i}_last[{d}] = pl::last_coord(__in{i}_min{d}, input_dims[{k} + 1]);\n    if ({} <= 0) span = 0; else if (span > 0) span += ({} - 1) * __in{i}_stride{d};",
                     names::input_extent(i, d),
                     k + 1,
                     k + 2,
