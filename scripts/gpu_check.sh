@@ -24,7 +24,8 @@
 # - the comparison with Halide 21's CUDA target: benches/cuda (ours, on
 #   device buffers) and benches/cuda/halide_aot.py (Halide's same algorithms
 #   and schedules, compiled ahead of time here), alternating in 3 rounds,
-#   outputs compared bit for bit there; `check` prints the table;
+#   outputs compared there (bit for bit, but for Halide's FMA in the
+#   float pipelines); `check` prints the table;
 # - the same pipelines, each alone, under Nsight Compute (ncu): the time and
 #   DRAM traffic of every kernel, ours and Halide's, for the kernel-only
 #   comparison and the bandwidth the kernels reach.
@@ -36,6 +37,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KIT=.gpu
 ARCHS=80,90
+# The comparison's pipelines of floats: Halide's CUDA backend contracts
+# multiply-adds into FMA even under strict_float (its PTX has fma.rn), ours
+# never does, so theirs may differ from ours in the last bits.
+FLOATS="harris bilateral_grid"
 # Calls a profiled pipeline makes: 3 warm-ups, then the timed ones.
 PROFILED_RUNS=5
 
@@ -118,11 +123,29 @@ run() {
         name=$(basename "$f" .bin)
         if cmp -s "$f" "$dumps/halide/$name.bin"; then
             echo "outputs $name equal" | tee -a "$out/bench.txt"
+        elif [[ " $FLOATS " == *" $name "* ]] && near "$f" "$dumps/halide/$name.bin" > "$dumps/near"; then
+            echo "outputs $name close, $(cat "$dumps/near") (Halide's PTX contracts into FMA)" | tee -a "$out/bench.txt"
         else
-            echo "outputs $name DIFFERENT" | tee -a "$out/bench.txt"
+            echo "outputs $name DIFFERENT $(cat "$dumps/near" 2>/dev/null)" | tee -a "$out/bench.txt"
         fi
     done
     profile "$out"
+}
+
+# Whether two dumps of floats agree but for rounding: the largest
+# difference within 1e-5 of the largest magnitude (said on stdout).
+near() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+import numpy as np
+a, b = (np.fromfile(p, np.float32).astype(np.float64) for p in sys.argv[1:3])
+if a.shape != b.shape:
+    print("of different sizes")
+    sys.exit(1)
+d = np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-30)
+print(f"largest difference {d:.1e} of the largest value")
+sys.exit(0 if d <= 1e-5 else 1)
+PY
 }
 
 # Each pipeline of the comparison alone under Nsight Compute, ours and

@@ -5,7 +5,7 @@
 //! once its kernels have finished), checks the output against the CPU
 //! entry's, and prints `RESULT name WxH median_ms min_ms`; with a directory
 //! argument it writes each output's bytes there as `name.bin`, for the
-//! comparison with Halide's, which must be equal bit for bit. With
+//! comparison with Halide's (`scripts/gpu_check.sh run`). With
 //! `CUDA_COMPARE_ONLY=name` it times that pipeline alone (for a profiler
 //! that reports each kernel's time, as `scripts/gpu_check.sh` runs it).
 //!
@@ -14,9 +14,12 @@
 //! threads a block, with the stencils' first stage staged per block in
 //! shared memory, the blur also with its first stage at root, and Harris
 //! with gray and the gradients at root, the rest inlined, as Halide's same
-//! schedules. Harris's and the bilateral grid's floats are IEEE on both
-//! sides (nvcc without FMA contraction, Halide with `strict_float`), so
-//! their outputs too must be equal bit for bit. The bilateral grid is the
+//! schedules. The integer outputs must equal Halide's bit for bit. Ours
+//! are IEEE floats without contraction into FMA (nvcc -fmad=false), as the
+//! CPU's; Halide's CUDA backend contracts multiply-adds even under
+//! `strict_float`, so Harris's and the bilateral grid's outputs differ from
+//! ours in the last bits, and Halide's kernels do fewer operations there.
+//! The bilateral grid is the
 //! example's (examples/bilateral_grid.rs, with its `for cuda` block): a
 //! gather into the grid, every stage at root in tiles of 32 x 8 threads.
 
