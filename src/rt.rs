@@ -65,7 +65,7 @@ pub fn cuda_error_name(code: i32) -> &'static str {
         46 => "cudaErrorDevicesUnavailable: every device is busy or unavailable",
         100 => "cudaErrorNoDevice: no CUDA-capable device",
         // pipeline_core::codegen::cuda::TOO_LARGE, not a CUDA code.
-        1_000_001 => "a buffer of 2^31 elements or more, or coordinates beyond 2^30, which the kernels' 32-bit arithmetic cannot address: build with PIPELINE_CUDA_LARGE_BUFFERS=1",
+        1_000_001 => "a buffer of 2^31 elements or more, or coordinates beyond 2^24, which the kernels' 32-bit arithmetic cannot address: build with PIPELINE_CUDA_LARGE_BUFFERS=1",
         209 => "cudaErrorNoKernelImageForDevice: the kernels were not built for this GPU's architecture (PIPELINE_CUDA_ARCHS)",
         700 => "cudaErrorIllegalAddress",
         710 => "cudaErrorAssert",

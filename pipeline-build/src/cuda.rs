@@ -26,12 +26,14 @@
 //!   the newest for the driver to compile for later GPUs. Never probed on
 //!   the build machine, which may have no GPU.
 //! - Kernels compile without contraction into FMA (`-fmad=false`) and with
-//!   IEEE division and square roots: the DSL's results are the CPU's.
-//! - Kernels address buffers with 32-bit offsets, as Halide's do; a call
-//!   with a buffer of 2^31 elements or more fails with
-//!   `Error::CudaFailed`, unless `PIPELINE_CUDA_LARGE_BUFFERS=1` (or
-//!   [`Cuda::large_buffers`]) also builds each kernel with 64-bit offsets,
-//!   which such calls then run (nvcc takes about 40% longer).
+//!   IEEE division and square roots, and evaluate float transcendentals
+//!   in double, rounded once: the DSL's results are the CPU's.
+//! - Kernels address buffers with 32-bit offsets and compute indices in
+//!   32 bits, as Halide's do; a call with a buffer of 2^31 elements or
+//!   more, or coordinates beyond 2^24, fails with `Error::CudaFailed`,
+//!   unless `PIPELINE_CUDA_LARGE_BUFFERS=1` (or [`Cuda::large_buffers`])
+//!   also builds each kernel with 64-bit offsets and indices, which such
+//!   calls then run (nvcc takes about 40% longer).
 //!
 //! Pipelines written inside `macro_rules!` are not found, and so have no
 //! GPU version: with `cfg(pipeline_cuda)` set, their `NAME::cuda` would not

@@ -135,8 +135,24 @@ fn request(
     rng: &mut Rng,
     file: &mut Vec<u8>,
 ) -> Option<Run> {
+    request_at(which, l, w, h, 0, rng, file)
+}
+
+/// [`request`] with every image's first x coordinate moved by `shift`.
+fn request_at(
+    which: usize,
+    l: &Lowered,
+    w: usize,
+    h: usize,
+    shift: i64,
+    rng: &mut Rng,
+    file: &mut Vec<u8>,
+) -> Option<Run> {
     let p: &Pipeline = &l.pipeline;
-    let (inputs, outputs) = images(p, w, h, rng);
+    let (mut inputs, mut outputs) = images(p, w, h, rng);
+    for image in inputs.iter_mut().chain(&mut outputs) {
+        image.min[0] += shift;
+    }
     let params = params_of(p);
     let mut want = outputs.clone();
     let expected = interp::run(p, &inputs, &params, &mut want).map(|_| want);
@@ -319,6 +335,65 @@ fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
     let too_large = format!("rc {TOO_LARGE}");
     assert_eq!(codes, ["rc 0", "rc 0", &too_large, &too_large], "{text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Coordinates beyond 2^24 take the kernels with 64-bit index arithmetic:
+/// without them the launcher does nothing and returns `TOO_LARGE`; with
+/// them it runs, as the interpreter.
+#[test]
+fn far_coordinates_take_the_kernels_with_64_bit_indices() {
+    let source = format!(
+        "{}\nschedule blur for cuda {{ {} }}",
+        cuda::BLUR,
+        cuda::BLUR_SCHEDULES[0]
+    );
+    let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
+    let programs = vec![("blur".to_string(), l)];
+    for large in [false, true] {
+        let dir = cuda::scratch(&format!("programs-far-{large}"));
+        let bin = cuda::cxx_compile(&program_source(&programs, large, None), &dir);
+        let mut file = Vec::new();
+        let mut rng = Rng(0xfa2);
+        let mut runs = Vec::new();
+        for shift in [0, 1 << 25] {
+            runs.extend(request_at(
+                0,
+                &programs[0].1,
+                7,
+                5,
+                shift,
+                &mut rng,
+                &mut file,
+            ));
+        }
+        let data = dir.join("requests.bin");
+        std::fs::write(&data, &file).unwrap();
+        let out = Command::new(&bin).arg(&data).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let codes: Vec<&str> = text.lines().filter(|l| l.starts_with("rc ")).collect();
+        if !large {
+            let too_large = format!("rc {TOO_LARGE}");
+            assert_eq!(codes, ["rc 0", "rc 0", &too_large, &too_large], "{text}");
+            continue;
+        }
+        assert_eq!(codes, ["rc 0"; 4], "{text}");
+        // Each run's two calls, then its output's bytes after each.
+        let mut lines = text.lines();
+        for run in &runs {
+            let img = &run.expected.as_ref().unwrap()[0];
+            let want: String = img
+                .data
+                .iter()
+                .flat_map(|v| bytes(*v, img.ty))
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            for mode in ["copies", "on device"] {
+                assert_eq!(lines.next(), Some("rc 0"));
+                assert_eq!(lines.next(), Some(want.as_str()), "{} ({mode})", run.what);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// Equal but for NaN payloads (any NaN for any NaN, as the vector tests).

@@ -230,7 +230,8 @@ impl Program<'_> {
     /// offsets and index arithmetic, as Halide's kernels compute them,
     /// where every buffer so far has fewer than `PL_NARROW_LIMIT` (2^31)
     /// elements (`narrow`, which the launcher keeps) and every symbol and
-    /// host loop the kernel reads lies within 2^30 of 0; else with 64-bit
+    /// host loop the kernel reads passes `pl::index_narrow` (within 2^24 of
+    /// 0, or one of the bounds' infinities); else with 64-bit
     /// ones, or, without large buffers, an error.
     fn launch(&self, k: usize, code: &str, grid: &str, block: &str) -> String {
         let wide = match self.options.large_buffers {
