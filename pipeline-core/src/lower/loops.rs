@@ -978,7 +978,7 @@ fn at_previous_step(e: &Expr, v: &LoopVar) -> Expr {
 
 /// `a - b` when it is a constant: both are sums of the same terms with
 /// constant coefficients, up to a constant.
-fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
+pub(crate) fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
     fn terms<'e>(e: &'e Expr, scale: i128, out: &mut Vec<(&'e Expr, i128)>, c: &mut i128) {
         match &e.kind {
             ExprKind::Int(v) => *c += scale * v,

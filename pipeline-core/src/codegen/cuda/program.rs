@@ -165,6 +165,7 @@ pub fn generate_with(l: &Lowered, name: &str, options: Options) -> Result<String
         threads_serial: false,
         in_kernel: false,
         host_syms: Vec::new(),
+        thread_bounds: Vec::new(),
     };
     g.launcher()?;
     let mut out = String::new();
@@ -201,6 +202,9 @@ struct Program<'a> {
     /// The local symbols the host's statements bind around the statement
     /// being emitted.
     host_syms: Vec<SymId>,
+    /// The thread loops around the device code being emitted, each with
+    /// its largest value (their guards hold inside).
+    thread_bounds: Vec<(LoopVar, Expr)>,
 }
 
 /// The C++ type a func's buffer stores (`bool` as a byte).

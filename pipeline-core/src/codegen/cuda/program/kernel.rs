@@ -4,6 +4,7 @@
 //! the statements each thread runs.
 
 use super::*;
+use crate::lower::loops::linear_difference;
 
 /// What a kernel's nest binds.
 #[derive(Default)]
@@ -165,7 +166,14 @@ impl Program<'_> {
                     }
                 }
                 nest.bound.push(var.clone());
-                self.nest(body, nest, code, depth + 1)?;
+                if *kind == LoopKind::GpuThread {
+                    self.thread_bounds.push((var.clone(), max.clone()));
+                }
+                let nested = self.nest(body, nest, code, depth + 1);
+                if *kind == LoopKind::GpuThread {
+                    self.thread_bounds.pop();
+                }
+                nested?;
                 let _ = writeln!(code, "{pad}}}");
                 if *kind == LoopKind::GpuThread {
                     nest.thread_depth -= 1;
@@ -484,6 +492,13 @@ impl Program<'_> {
                 self.device_stmt(body, out, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
             }
+            // A split's guard that the thread loops' own bounds imply (the
+            // tail's threads stop at the loop's guard already).
+            Stmt::If { cond, body } if implied(cond, &self.thread_bounds) => {
+                let _ = writeln!(out, "{pad}{{");
+                self.device_stmt(body, out, depth + 1)?;
+                let _ = writeln!(out, "{pad}}}");
+            }
             Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
                 self.bind(s);
                 let (open, body) = self.scope(s).expect("a binding or a condition");
@@ -551,5 +566,84 @@ impl Program<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether every conjunct of `cond` holds wherever the thread loops of
+/// `bounds` (each with its largest value) run: `p < q` with `p` growing
+/// with those loops and below `q` at their largest values.
+fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
+    match &cond.kind {
+        ExprKind::Binary(BinOp::And, a, b) => implied(a, bounds) && implied(b, bounds),
+        ExprKind::Binary(BinOp::Lt, p, q) => {
+            let uses = |e: &Expr, v: &LoopVar| {
+                e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v))
+            };
+            let at = |e: &Expr, v: &LoopVar, value: &Expr| {
+                e.rewrite(&mut |n| match &n.kind {
+                    ExprKind::Loop(l) if l == v => value.clone(),
+                    _ => n,
+                })
+            };
+            let mut p = (**p).clone();
+            for (v, max) in bounds {
+                if uses(q, v) {
+                    return false;
+                }
+                if !uses(&p, v) {
+                    continue;
+                }
+                let next = at(
+                    &p,
+                    v,
+                    &Expr::binary(
+                        BinOp::Add,
+                        Expr::new(ExprKind::Loop(v.clone()), Type::I64),
+                        Expr::i64(1),
+                    ),
+                );
+                let step = simplify(&Expr::binary(BinOp::Sub, next, p.clone()));
+                if !step.as_int().is_some_and(|k| k > 0) {
+                    return false;
+                }
+                p = at(&p, v, max);
+            }
+            below(&p, q)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `p < q` always: their difference a negative constant (`p` and `q`
+/// sums of the same terms), or `p` a
+/// minimum (under additions) one side of which is below `q`.
+fn below(p: &Expr, q: &Expr) -> bool {
+    if let Some(k) = linear_difference(p, q) {
+        return k < 0;
+    }
+    split_min(p).is_some_and(|(a, b)| below(&a, q) || below(&b, q))
+}
+
+/// `p` as `min(a, b)`, with additions and subtractions of other terms
+/// moved inside.
+fn split_min(p: &Expr) -> Option<(Expr, Expr)> {
+    let with = |op, x: Expr, y: &Expr| Expr::binary(op, x, y.clone());
+    match &p.kind {
+        ExprKind::Binary(BinOp::Min, a, b) => Some(((**a).clone(), (**b).clone())),
+        ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), x, y) => {
+            if let Some((a, b)) = split_min(x) {
+                return Some((with(*op, a, y), with(*op, b, y)));
+            }
+            match op {
+                BinOp::Add => split_min(y).map(|(a, b)| {
+                    (
+                        with(BinOp::Add, (**x).clone(), &a),
+                        with(BinOp::Add, (**x).clone(), &b),
+                    )
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
