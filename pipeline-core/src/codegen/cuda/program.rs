@@ -775,9 +775,17 @@ impl Program<'_> {
         let mut out = String::new();
         for (d, (lo, hi)) in region.iter().enumerate() {
             let (min, stride) = names(d);
+            // Index arithmetic in a kernel: bounds and extent in its index
+            // type, the count (checked against the buffer's capacity) in 64
+            // bits.
+            let ix = if self.in_kernel && super::is_index(lo) && super::is_index(hi) {
+                "I"
+            } else {
+                "int64_t"
+            };
             let _ = writeln!(
                 out,
-                "const int64_t __lo{f}_{d} = {}, __hi{f}_{d} = {}; {min} = __lo{f}_{d}; {stride} = {count}; {count} *= __hi{f}_{d} >= __lo{f}_{d} ? __hi{f}_{d} - __lo{f}_{d} + 1 : 0;",
+                "const {ix} __lo{f}_{d} = {}, __hi{f}_{d} = {}; {min} = __lo{f}_{d}; {stride} = {count}; {count} *= (int64_t)(__hi{f}_{d} >= __lo{f}_{d} ? __hi{f}_{d} - __lo{f}_{d} + 1 : 0);",
                 e.expr(lo),
                 e.expr(hi)
             );

@@ -441,10 +441,11 @@ impl Program<'_> {
         fold: &[Option<i64>],
         pad: &str,
     ) -> String {
+        // In the kernel's index type, as the offsets compute with them.
         let layout = self.layout(f, region, fold, &format!("__n{f}"), |d| {
             (
-                format!("const int64_t __f{f}_min{d}"),
-                format!("const int64_t __f{f}_stride{d}"),
+                format!("const I __f{f}_min{d}"),
+                format!("const I __f{f}_stride{d}"),
             )
         });
         format!(
