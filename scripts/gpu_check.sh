@@ -161,7 +161,7 @@ profile() {
     echo "== kernels alone ($ncu)"
     : > "$out/ncu.txt"
     local name side prog
-    for name in blur_root blur_shared down2 gauss5x5 harris grey bilateral_grid; do
+    for name in blur_root blur_shared blur_wide down2 gauss5x5 harris grey bilateral_grid; do
         for side in ours halide; do
             prog=$KIT/cuda_compare
             [ "$side" = halide ] && prog=$KIT/halide_cuda

@@ -12,6 +12,7 @@
 #include "halide_bilateral_grid.h"
 #include "halide_blur_root.h"
 #include "halide_blur_shared.h"
+#include "halide_blur_wide.h"
 #include "halide_down2.h"
 #include "halide_gauss5x5.h"
 #include "halide_grey.h"
@@ -111,6 +112,8 @@ int main(int argc, char** argv) {
         dump(dir, "blur_root", out);
         timed("blur_shared", out, [&] { return halide_blur_shared(in, out); });
         dump(dir, "blur_shared", out);
+        timed("blur_wide", out, [&] { return halide_blur_wide(in, out); });
+        dump(dir, "blur_wide", out);
         auto half = output<uint16_t>(w / 2, h / 2);
         timed("down2", half, [&] { return halide_down2(in, half); });
         dump(dir, "down2", half);

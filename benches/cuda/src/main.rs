@@ -12,7 +12,8 @@
 //! The algorithms are the CPU comparison's (benches/halide_compare.rs), grey
 //! from planar RGB (a device buffer is dense); the GPU schedules are 32 x 8
 //! threads a block, with the stencils' first stage staged per block in
-//! shared memory, the blur also with its first stage at root, and Harris
+//! shared memory, the blur also with its first stage at root and with its
+//! first stage inlined and four points a thread (`blur_wide`), and Harris
 //! with gray and the gradients at root, the rest inlined, as Halide's same
 //! schedules. The integer outputs must equal Halide's bit for bit. Ours
 //! are IEEE floats without contraction into FMA (nvcc -fmad=false), as the
@@ -48,6 +49,19 @@ pipeline! {
     schedule blur_shared for cuda {
         blur_x.compute_at(out, xo);
         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    pub fn blur_wide(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur_wide for cuda {
+        // One kernel, four neighbouring points a thread: more loads in
+        // flight for the memory to serve.
+        blur_x.compute_inline();
+        out.gpu_tile(x, y, xo, yo, xi, yi, 128, 8).vectorize(xi, 4);
     }
 
     pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
@@ -190,6 +204,9 @@ fn main() -> Result<(), Error> {
         })?;
         timed("blur_shared", &mut out, &expected, host.len() * 2, |o| {
             blur_shared::cuda_device(&input, o)
+        })?;
+        timed("blur_wide", &mut out, &expected, host.len() * 2, |o| {
+            blur_wide::cuda_device(&input, o)
         })?;
         let mut half = Buffer::<u16, 2>::new([w / 2, h / 2]);
         down2(&host, &mut half)?;
