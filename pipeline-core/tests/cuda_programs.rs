@@ -261,12 +261,7 @@ fn check(programs: Vec<(String, Lowered)>, what: &str, large: bool) {
             .as_ref()
             .unwrap_or_else(|e| panic!("{}: {e}", run.what));
         for (k, img) in expected.iter().enumerate() {
-            let want: String = img
-                .data
-                .iter()
-                .flat_map(|v| bytes(*v, img.ty))
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let want = hex(img);
             let got = lines.next().unwrap_or("");
             let got = if img.data.is_empty() { "" } else { got };
             if got != want && !same_floats(got, &want, img.ty) {
@@ -309,17 +304,40 @@ fn program_source(programs: &[(String, Lowered)], large: bool, limit: Option<u32
     source + DRIVER
 }
 
-/// Without kernels for large buffers, a launcher given a buffer over the
-/// limit does nothing and returns `TOO_LARGE`; under it, it runs.
-#[test]
-fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
+/// The blur under its first hand-written GPU schedule.
+fn blur_program() -> Vec<(String, Lowered)> {
     let source = format!(
         "{}\nschedule blur for cuda {{ {} }}",
         cuda::BLUR,
         cuda::BLUR_SCHEDULES[0]
     );
     let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
-    let programs = vec![("blur".to_string(), l)];
+    vec![("blur".to_string(), l)]
+}
+
+/// Runs program `bin` on the requests of `file` (written into `dir`): its
+/// output.
+fn run_requests(bin: &std::path::Path, dir: &std::path::Path, file: &[u8]) -> String {
+    let data = dir.join("requests.bin");
+    std::fs::write(&data, file).unwrap();
+    let out = Command::new(bin).arg(&data).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// An image's bytes in hexadecimal, as the programs print them.
+fn hex(img: &Image) -> String {
+    img.data
+        .iter()
+        .flat_map(|v| bytes(*v, img.ty))
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Without kernels for large buffers, a launcher given a buffer over the
+/// limit does nothing and returns `TOO_LARGE`; under it, it runs.
+#[test]
+fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
+    let programs = blur_program();
     let dir = cuda::scratch("programs-too-large");
     let bin = cuda::cxx_compile(&program_source(&programs, false, Some(1000)), &dir);
     let mut file = Vec::new();
@@ -327,10 +345,7 @@ fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
     for (w, h) in [(7, 5), (67, 45)] {
         request(0, &programs[0].1, w, h, &mut rng, &mut file).unwrap();
     }
-    let data = dir.join("requests.bin");
-    std::fs::write(&data, &file).unwrap();
-    let out = Command::new(&bin).arg(&data).output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = run_requests(&bin, &dir, &file);
     let codes: Vec<&str> = text.lines().filter(|l| l.starts_with("rc ")).collect();
     let too_large = format!("rc {TOO_LARGE}");
     assert_eq!(codes, ["rc 0", "rc 0", &too_large, &too_large], "{text}");
@@ -342,13 +357,7 @@ fn without_large_buffer_kernels_a_large_buffer_is_an_error() {
 /// them it runs, as the interpreter.
 #[test]
 fn far_coordinates_take_the_kernels_with_64_bit_indices() {
-    let source = format!(
-        "{}\nschedule blur for cuda {{ {} }}",
-        cuda::BLUR,
-        cuda::BLUR_SCHEDULES[0]
-    );
-    let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
-    let programs = vec![("blur".to_string(), l)];
+    let programs = blur_program();
     for large in [false, true] {
         let dir = cuda::scratch(&format!("programs-far-{large}"));
         let bin = cuda::cxx_compile(&program_source(&programs, large, None), &dir);
@@ -366,10 +375,7 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
                 &mut file,
             ));
         }
-        let data = dir.join("requests.bin");
-        std::fs::write(&data, &file).unwrap();
-        let out = Command::new(&bin).arg(&data).output().unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
+        let text = run_requests(&bin, &dir, &file);
         let codes: Vec<&str> = text.lines().filter(|l| l.starts_with("rc ")).collect();
         if !large {
             let too_large = format!("rc {TOO_LARGE}");
@@ -380,13 +386,7 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
         // Each run's two calls, then its output's bytes after each.
         let mut lines = text.lines();
         for run in &runs {
-            let img = &run.expected.as_ref().unwrap()[0];
-            let want: String = img
-                .data
-                .iter()
-                .flat_map(|v| bytes(*v, img.ty))
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let want = hex(&run.expected.as_ref().unwrap()[0]);
             for mode in ["copies", "on device"] {
                 assert_eq!(lines.next(), Some("rc 0"));
                 assert_eq!(lines.next(), Some(want.as_str()), "{} ({mode})", run.what);
