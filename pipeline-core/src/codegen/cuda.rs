@@ -395,7 +395,8 @@ impl Exprs<'_> {
 
 /// Whether `e` is index arithmetic: a 64-bit integer of loop variables,
 /// symbols, small constants and the bounds' infinities under additions,
-/// subtractions, products by a small constant, divisions, remainders,
+/// subtractions, products by a small constant (a loop's by a tile's size),
+/// divisions, remainders,
 /// minima, maxima and selections. Where every symbol a kernel reads lies
 /// within 2^24 of 0 or is an infinity (what a launcher checks before it
 /// takes the 32-bit kernels, `pl::index_narrow`), such values are
@@ -409,10 +410,20 @@ fn is_index(e: &Expr) -> bool {
         ExprKind::Int(v) => v.abs() <= 1 << 24 || *v == i64::MAX as i128 || *v == i64::MIN as i128,
         ExprKind::Sym(_) | ExprKind::Loop(_) => true,
         ExprKind::Unary(UnOp::Neg, a) => is_index(a),
-        // By a tile's size, say.
+        // A loop over tiles by the tile's size (the product stays within
+        // the extent and a tile), anything else by a small constant.
         ExprKind::Binary(BinOp::Mul, a, b) => {
-            let small = |x: &Expr| x.as_int().is_some_and(|v| v.abs() <= 64);
-            (small(a) || small(b)) && is_index(a) && is_index(b)
+            let by = |x: &Expr, y: &Expr| {
+                x.as_int().is_some_and(|v| {
+                    v.abs()
+                        <= if matches!(y.kind, ExprKind::Loop(_)) {
+                            1 << 16
+                        } else {
+                            64
+                        }
+                })
+            };
+            (by(a, b) || by(b, a)) && is_index(a) && is_index(b)
         }
         ExprKind::Binary(
             BinOp::Add | BinOp::Sub | BinOp::Div | BinOp::Rem | BinOp::Min | BinOp::Max,
