@@ -396,8 +396,8 @@ impl Exprs<'_> {
 /// Whether `e` is index arithmetic: a 64-bit integer of loop variables,
 /// symbols, small constants and the bounds' infinities under additions,
 /// subtractions, products by a small constant (a loop's by a tile's size),
-/// divisions, remainders,
-/// minima, maxima and selections. Where every symbol a kernel reads lies
+/// divisions, remainders, minima, maxima and selections. Where every
+/// symbol a kernel reads lies
 /// within 2^24 of 0 or is an infinity (what a launcher checks before it
 /// takes the 32-bit kernels, `pl::index_narrow`), such values are
 /// coordinates, extents and their sums, an infinity is 2^28 there, and 32

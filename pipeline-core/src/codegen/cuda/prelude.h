@@ -141,22 +141,20 @@ PL_HD int64_t rem_near(int64_t d, int64_t period) {
     const int64_t r = d % period;
     return r < 0 ? r + period : r;
 }
-PL_HD int32_t clamp_coord(int32_t c, int32_t min, int32_t extent) {
-    if (extent <= 0 || c < min) return min;
-    // In 32 bits: c - min is exact, and past the last coordinate that
-    // coordinate (at most c) is representable.
-    return (uint32_t)c - (uint32_t)min < (uint32_t)extent ? c : (int32_t)((uint32_t)min + (uint32_t)extent - 1u);
-}
-// An input's last coordinate, for clamp_last (its first where it is empty;
-// a last beyond 32 bits can be no coordinate's).
+// The last coordinate of a range for clamp_last (its first where it is
+// empty; a last beyond 32 bits can be no coordinate's). The launcher
+// computes it once for each input's dimension.
 PL_HD int32_t last_coord(int64_t min, int64_t extent) {
     const int64_t last = extent > 0 ? min + extent - 1 : min;
     return (int32_t)(last > INT32_MAX ? INT32_MAX : last);
 }
-// clamp_coord to an input's first and last coordinates (last >= min).
+// c clamped to [min, last] (last >= min).
 PL_HD int32_t clamp_last(int32_t c, int32_t min, int32_t last) {
     const int32_t below = c > last ? last : c;
     return below < min ? min : below;
+}
+PL_HD int32_t clamp_coord(int32_t c, int32_t min, int32_t extent) {
+    return clamp_last(c, min, last_coord(min, extent));
 }
 PL_HD int32_t mirror_coord(int32_t c, int32_t min, int32_t extent) {
     if (extent <= 0) return min;

@@ -230,20 +230,21 @@ impl Program<'_> {
         &self.l.pipeline
     }
 
-    /// The launch of kernel `k` (whose body is `code`): with 32-bit
+    /// The launch of kernel `k` (the statement `s`): with 32-bit
     /// offsets and index arithmetic, as Halide's kernels compute them,
     /// where every buffer so far has fewer than `PL_NARROW_LIMIT` (2^31)
     /// elements (`narrow`, which the launcher keeps) and every symbol and
     /// host loop the kernel reads passes `pl::index_narrow` (within 2^24 of
     /// 0, or one of the bounds' infinities); else with 64-bit
     /// ones, or, without large buffers, an error.
-    fn launch(&self, k: usize, code: &str, grid: &str, block: &str) -> String {
+    fn launch(&self, k: usize, s: &Stmt, grid: &str, block: &str) -> String {
         let wide = match self.options.large_buffers {
             true => format!("PL_LAUNCH(k{k}<int64_t>, {grid}, {block}, env);"),
             false => format!("{{ err = (cudaError_t){TOO_LARGE}; goto done; }}"),
         };
         let mut narrow = String::from("narrow");
-        for value in symbols_read(code, &self.host_syms)
+        for value in self
+            .symbols_read(s)
             .into_iter()
             .chain((0..self.host_loops.len()).map(|k| format!("env.l[{k}]")))
         {
@@ -252,18 +253,54 @@ impl Program<'_> {
         format!("if ({narrow}) PL_LAUNCH(k{k}<int32_t>, {grid}, {block}, env); else {wide}")
     }
 
+    /// The host's names of the symbols that statement `s`, a kernel, reads:
+    /// `__s[k]` (global) and `__qN` (bound by the host's statements around
+    /// it; the kernel's own are computed from these).
+    fn symbols_read(&self, s: &Stmt) -> BTreeSet<String> {
+        fn walk(s: &Stmt, out: &mut BTreeSet<SymId>) {
+            for e in s.own_exprs() {
+                e.any(&mut |n| {
+                    if let ExprKind::Sym(k) = n.kind {
+                        out.insert(k);
+                    }
+                    false
+                });
+            }
+            s.children().into_iter().for_each(|c| walk(c, out));
+        }
+        let mut read = BTreeSet::new();
+        walk(s, &mut read);
+        read.into_iter()
+            .filter_map(|k| match k < self.n_global() {
+                true => Some(format!("__s[{k}]")),
+                false => self.host_syms.contains(&k).then(|| format!("__q{k}")),
+            })
+            .collect()
+    }
+
     fn n_global(&self) -> usize {
         self.l.bounds.syms.len()
     }
 
     fn exprs(&self, stage: Option<(FuncId, Option<usize>)>) -> Exprs<'_> {
         Exprs {
-            p: self.p(),
             func: stage.map(|s| s.0),
             update: stage.and_then(|s| s.1),
+            index: if self.in_kernel { "I" } else { "int64_t" },
+            ..self.host_exprs()
+        }
+    }
+
+    /// Expressions as the host computes them, in kernel code too (a
+    /// kernel's grid).
+    fn host_exprs(&self) -> Exprs<'_> {
+        Exprs {
+            p: self.p(),
+            func: None,
+            update: None,
             n_global: self.n_global(),
             folds: &self.folds,
-            index: if self.in_kernel { "I" } else { "int64_t" },
+            index: "int64_t",
         }
     }
 
@@ -381,7 +418,7 @@ impl Program<'_> {
             h,
             "  using namespace pipeline_{};\n  Env env;\n  memset(&env, 0, sizeof env);\n  cudaError_t err = cudaSuccess;\n  void* owned[{}] = {{0}}; int n_owned = 0;\n  {{",
             self.name,
-            p.inputs.len() + p.outputs.len() + p.funcs.len() + 1
+            p.inputs.len() + p.outputs.len() + p.funcs.len()
         );
         // Everything up to `done:` is in that block, so that no `goto`
         // jumps over an initialization in the scope of the label.
@@ -596,7 +633,7 @@ impl Program<'_> {
                 let _ = writeln!(
                     h,
                     "{pad}{}\n{pad}if ((err = cudaGetLastError()) != cudaSuccess) goto done;",
-                    self.launch(k, &body, "dim3(1)", "dim3(1)")
+                    self.launch(k, s, "dim3(1)", "dim3(1)")
                 );
             }
         }
@@ -675,7 +712,7 @@ impl Program<'_> {
             nonempty.join(" && "),
             self.launch(
                 k,
-                &code,
+                s,
                 &format!("dim3({})", grid.join(", ")),
                 &format!("dim3({})", block.join(", "))
             )
@@ -792,36 +829,4 @@ impl Program<'_> {
         }
         out
     }
-}
-
-/// The host's names of the symbols kernel code reads: `__s[k]` (global)
-/// and `__qN` of `host` (the local symbols the host has bound).
-fn symbols_read(code: &str, host: &[SymId]) -> BTreeSet<String> {
-    let mut read = BTreeSet::new();
-    for (at, _) in code.match_indices("__s").chain(code.match_indices("__q")) {
-        let rest = &code[at..];
-        let prefix = match () {
-            _ if rest.starts_with("__sn[") || rest.starts_with("__qn") => {
-                rest.find(|c: char| c.is_ascii_digit()).unwrap_or(0)
-            }
-            _ if rest.starts_with("__s[") => 4,
-            _ => 3,
-        };
-        let digits: String = rest[prefix..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        let before = code[..at].chars().next_back();
-        if digits.is_empty() || before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        match rest.as_bytes()[2] {
-            b's' => read.insert(format!("__s[{digits}]")),
-            _ if digits.parse::<SymId>().is_ok_and(|n| host.contains(&n)) => {
-                read.insert(format!("__q{digits}"))
-            }
-            _ => false,
-        };
-    }
-    read
 }

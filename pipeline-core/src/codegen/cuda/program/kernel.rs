@@ -120,10 +120,8 @@ impl Program<'_> {
                         // evaluates the same bounds, in the host's types):
                         // no guard.
                         let j = nest.grid.len();
-                        self.in_kernel = false;
-                        let host = self.exprs(None);
+                        let host = self.host_exprs();
                         nest.grid.push((host.expr(min), host.expr(max)));
-                        self.in_kernel = true;
                         let _ = writeln!(
                             code,
                             "{pad}const I {v} = ({lo}) + (I)blockIdx.@{j};\n{pad}{{"
