@@ -27,7 +27,10 @@ pub struct LoopVar {
     /// 0: the pure definition; k + 1: update k.
     pub stage: usize,
     /// The loop's name in the schedule (`x`, `yo`, `x_v`, an rdom variable).
-    pub name: String,
+    /// Shared: loop variables are cloned with every expression that reads
+    /// them, and a string copy each time was a tenth of the lowering's
+    /// allocations.
+    pub name: std::sync::Arc<str>,
 }
 
 /// Where a load reads from.
@@ -548,12 +551,23 @@ impl Expr {
         }
     }
 
-    /// True if any node satisfies `pred`.
+    /// True if any node satisfies `pred` (parents before children; stops
+    /// at the first).
     pub fn any(&self, pred: &mut impl FnMut(&Expr) -> bool) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| found = found || pred(e));
-        found
+        any_dyn(self, pred)
     }
+}
+
+/// [`Expr::any`] with one `pred` for the whole tree.
+fn any_dyn(e: &Expr, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
+    crate::deep(|| {
+        if pred(e) {
+            return true;
+        }
+        let mut found = false;
+        e.for_each_child(|c| found = found || any_dyn(c, pred));
+        found
+    })
 }
 
 /// [`Expr::rewrite`] with one `f` for the whole tree: wrapping `f` in a

@@ -281,7 +281,7 @@ impl Lowerer<'_> {
         let loop_var = |name: &str| LoopVar {
             func: f,
             stage: k,
-            name: name.to_string(),
+            name: name.into(),
         };
         let root_dim = |name: &str| st.roots.iter().position(|r| r == name);
         // What each root variable is: its range, the coordinate it binds and
@@ -489,10 +489,10 @@ impl Lowerer<'_> {
                 .live
                 .iter()
                 .copied()
-                .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && *var == lp.var.name))
+                .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && **var == *lp.var.name))
                 .collect();
             let stores_here = self.live.iter().any(|&h| {
-                matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && *w == lp.var.name)
+                matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && **w == *lp.var.name)
             });
             if !hosted.is_empty() || stores_here {
                 body = self.host(f, &coords, &loops, i, body);
@@ -598,7 +598,12 @@ impl Lowerer<'_> {
                 }
             };
             collect(f, &consumer);
+            // Only the funcs of this level that read `h` add to its region
+            // (the analysis of each read is what costs).
             for (&g, bs) in &boxes {
+                if !p.callees(g).contains(&h) {
+                    continue;
+                }
                 for b in bs {
                     collect(g, b);
                 }
@@ -662,7 +667,7 @@ impl Lowerer<'_> {
         mut body: Stmt,
     ) -> Stmt {
         let p = self.p;
-        let here = &loops[i].var.name;
+        let here: &str = &loops[i].var.name;
         let live = self.live.clone();
         let computed: Vec<FuncId> = live
             .iter()
@@ -763,7 +768,7 @@ impl Lowerer<'_> {
                 .filter(|&h| {
                     stored.contains(&h)
                         || matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var }
-                            if *func == f && loops[..i].iter().any(|l| l.var.name == *var))
+                            if *func == f && loops[..i].iter().any(|l| *l.var.name == **var))
                 })
                 .collect();
             readers.sort();
@@ -861,7 +866,7 @@ fn slide_loop(
     regions: &[Region],
 ) -> Option<(usize, usize)> {
     let (g, w) = store?;
-    let store = loops.iter().position(|l| *g == f && l.var.name == *w)?;
+    let store = loops.iter().position(|l| *g == f && *l.var.name == **w)?;
     let mut candidates = Vec::new();
     for k in compute..store {
         if loops[k].kind.is_concurrent() {
