@@ -34,13 +34,13 @@ pub fn fold_constants(e: &Expr) -> Expr {
 
 /// Splits `x + c` into `(Some(x), c)`, a constant into `(None, c)`, anything
 /// else into `(Some(e), 0)`.
-fn split_offset(e: &Expr) -> (Option<Expr>, i128) {
+fn split_offset(e: &Expr) -> (Option<&Expr>, i128) {
     match &e.kind {
         ExprKind::Int(c) => (None, *c),
         ExprKind::Binary(BinOp::Add, a, b) if b.as_int().is_some() => {
-            (Some((**a).clone()), b.as_int().unwrap())
+            (Some(&**a), b.as_int().unwrap())
         }
-        _ => (Some(e.clone()), 0),
+        _ => (Some(e), 0),
     }
 }
 
@@ -101,7 +101,7 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
     let merge = |p: &Expr, q: &Expr| -> Option<Expr> {
         let ((xp, cp), (xq, cq)) = (split_offset(p), split_offset(q));
         if xp == xq {
-            return Some(add_offset(xp, pick(cp, cq), ty));
+            return Some(add_offset(xp.cloned(), pick(cp, cq), ty));
         }
         match (&p.kind, &q.kind) {
             (ExprKind::Binary(BinOp::Div, np, kp), ExprKind::Binary(BinOp::Div, nq, kq))
@@ -109,7 +109,7 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
             {
                 let ((xp, cp), (xq, cq)) = (split_offset(np), split_offset(nq));
                 (xp == xq).then(|| {
-                    let n = add_offset(xp, pick(cp, cq), ty);
+                    let n = add_offset(xp.cloned(), pick(cp, cq), ty);
                     Expr::binary(BinOp::Div, n, (**kp).clone())
                 })
             }
@@ -202,12 +202,12 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
             if a.ty.is_int() && op.is_comparison() {
                 // `x <= x` and, for bounds, `x + 1 <= x + 3`.
                 let (xa, ca) = if exact {
-                    (Some(a.clone()), 0)
+                    (Some(&a), 0)
                 } else {
                     split_offset(&a)
                 };
                 let (xb, cb) = if exact {
-                    (Some(b.clone()), 0)
+                    (Some(&b), 0)
                 } else {
                     split_offset(&b)
                 };
@@ -239,9 +239,9 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                         let (xb, cb) = split_offset(&b);
                         let sign = if op == BinOp::Add { 1 } else { -1 };
                         match (xa, xb) {
-                            (base, None) => return add_offset(base, ca + sign * cb, ty),
+                            (base, None) => return add_offset(base.cloned(), ca + sign * cb, ty),
                             (None, Some(xb)) if op == BinOp::Add => {
-                                return add_offset(Some(xb), ca + cb, ty)
+                                return add_offset(Some(xb.clone()), ca + cb, ty)
                             }
                             (Some(xa), Some(xb)) if op == BinOp::Sub && xa == xb => {
                                 return Expr::int(ty, ca - cb)
@@ -249,7 +249,7 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                             // The offsets move out: `a - (x + 1)` and
                             // `a - x` then differ by a constant.
                             (Some(xa), Some(xb)) if ca != 0 || cb != 0 => {
-                                let base = Expr::binary(op, xa, xb);
+                                let base = Expr::binary(op, xa.clone(), xb.clone());
                                 return add_offset(Some(base), ca + sign * cb, ty);
                             }
                             _ => {}
