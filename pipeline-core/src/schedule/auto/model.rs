@@ -8,8 +8,8 @@
 //! channels) and every func's region follows from bounds inference.
 
 use crate::analysis::bounds::{infer_bounded, BoundsProgram};
-use crate::analysis::simplify::fold_constants;
-use crate::ir::{Expr, ExprKind, FuncId, Pipeline};
+use crate::analysis::simplify::{fold_constants, fold_int};
+use crate::ir::{BinOp, Expr, ExprKind, FuncId, Pipeline, Type, UnOp};
 
 /// The machine the schedule is cut for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,6 +122,113 @@ pub struct Regions {
     pub extents: Vec<Vec<i64>>,
 }
 
+/// A value [`evaluate`] computed.
+enum Known {
+    Int(i128),
+    Bool(bool),
+}
+
+/// `e` with every symbol known (`syms`), input extents from `inputs` and
+/// input minima and parameters 0, evaluated exactly as substituting them
+/// and folding constants would; `None` where that would not give a
+/// constant by those rules alone (a symbol unknown, an overflow, a float),
+/// which the caller then folds.
+fn evaluate(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<Known> {
+    crate::deep(|| evaluate_here(e, syms, inputs))
+}
+
+fn evaluate_here(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<Known> {
+    let ty = e.ty;
+    let int = |v: i128| ty.is_int().then(|| Known::Int(ty.wrap(v)));
+    let int_of = |e: &Expr| match evaluate(e, syms, inputs)? {
+        Known::Int(v) => Some(v),
+        Known::Bool(_) => None,
+    };
+    match &e.kind {
+        ExprKind::Int(v) => int(*v),
+        ExprKind::Bool(b) => Some(Known::Bool(*b)),
+        ExprKind::Sym(s) => int(syms.get(*s).copied().flatten()? as i128),
+        ExprKind::InputExtent(i, d) => int(inputs[*i][*d] as i128),
+        ExprKind::InputMin(..) | ExprKind::Param(_) => int(0),
+        ExprKind::Binary(op, a, b) if a.ty.is_int() => {
+            let (x, y) = (int_of(a)?, int_of(b)?);
+            if ty.is_int() {
+                return fold_int(*op, ty, x, y).map(Known::Int);
+            }
+            let v = match op {
+                BinOp::Eq => x == y,
+                BinOp::Ne => x != y,
+                BinOp::Lt => x < y,
+                BinOp::Le => x <= y,
+                BinOp::Gt => x > y,
+                BinOp::Ge => x >= y,
+                _ => return None,
+            };
+            Some(Known::Bool(v))
+        }
+        ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) if ty == Type::Bool => {
+            match (evaluate(a, syms, inputs)?, evaluate(b, syms, inputs)?) {
+                (Known::Bool(x), Known::Bool(y)) => {
+                    Some(Known::Bool(if *op == BinOp::And { x && y } else { x || y }))
+                }
+                _ => None,
+            }
+        }
+        // Substitution fails on an unknown symbol in either branch.
+        ExprKind::Select(c, a, b) => {
+            let (taken, other) = match evaluate(c, syms, inputs)? {
+                Known::Bool(true) => (a, b),
+                Known::Bool(false) => (b, a),
+                Known::Int(_) => return None,
+            };
+            let unknown = |n: &Expr| matches!(n.kind, ExprKind::Sym(s) if syms.get(s).copied().flatten().is_none());
+            if other.any(&mut |n| unknown(n)) {
+                return None;
+            }
+            evaluate(taken, syms, inputs)
+        }
+        ExprKind::Cast(a) if a.ty.is_int() => int(int_of(a)?),
+        ExprKind::Unary(UnOp::Neg, a) => int(-int_of(a)?),
+        _ => None,
+    }
+}
+
+/// The value of `e` with every symbol known (`syms`), input extents from
+/// `inputs` and input minima and parameters 0: `None` when a symbol it
+/// reads is unknown or it does not fold to an `i64`.
+fn value_of(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<i64> {
+    // Most values are integer arithmetic on known symbols: evaluated
+    // directly, as folding would, without rewriting the tree.
+    match evaluate(e, syms, inputs) {
+        Some(Known::Int(v)) => i64::try_from(v).ok(),
+        Some(Known::Bool(_)) => None,
+        None => substitute_and_fold(e, syms, inputs),
+    }
+}
+
+/// [`value_of`] by substituting the values and folding constants.
+fn substitute_and_fold(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<i64> {
+    let mut unknown = false;
+    let e = e.rewrite(&mut |n| match &n.kind {
+        ExprKind::Sym(s) => match syms.get(*s).copied().flatten() {
+            Some(v) => Expr::int(n.ty, v as i128),
+            None => {
+                unknown = true;
+                n
+            }
+        },
+        ExprKind::InputExtent(i, d) => Expr::int(n.ty, inputs[*i][*d] as i128),
+        ExprKind::InputMin(..) | ExprKind::Param(_) => Expr::int(n.ty, 0),
+        _ => n,
+    });
+    if unknown {
+        return None;
+    }
+    fold_constants(&e)
+        .as_int()
+        .and_then(|v| i64::try_from(v).ok())
+}
+
 /// Evaluates bounds inference for the estimated sizes.
 pub fn estimate_regions(
     p: &Pipeline,
@@ -141,27 +248,7 @@ pub fn estimate_regions(
                 .unwrap_or_else(|| default_input(inp.dims))
         })
         .collect();
-    let leaves = |e: &Expr, syms: &[Option<i64>]| -> Option<i64> {
-        let mut unknown = false;
-        let e = e.rewrite(&mut |n| match &n.kind {
-            ExprKind::Sym(s) => match syms.get(*s).copied().flatten() {
-                Some(v) => Expr::int(n.ty, v as i128),
-                None => {
-                    unknown = true;
-                    n
-                }
-            },
-            ExprKind::InputExtent(i, d) => Expr::int(n.ty, inputs[*i][*d] as i128),
-            ExprKind::InputMin(..) | ExprKind::Param(_) => Expr::int(n.ty, 0),
-            _ => n,
-        });
-        if unknown {
-            return None;
-        }
-        fold_constants(&e)
-            .as_int()
-            .and_then(|v| i64::try_from(v).ok())
-    };
+    let leaves = |e: &Expr, syms: &[Option<i64>]| value_of(e, syms, &inputs);
     let mut syms: Vec<Option<i64>> = vec![None; b.syms.len()];
     // The outputs' regions: estimated, else their natural extents.
     for (k, region) in b.outputs.iter().enumerate() {
@@ -205,4 +292,89 @@ pub fn estimate_regions(
         })
         .collect();
     Regions { extents }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// An integer expression of `depth` levels over symbols 0..4 (symbol 3
+    /// unknown), the first input's extents, a parameter, and constants
+    /// large enough to overflow and to wrap a cast to `i32`.
+    fn random_expr(r: &mut Rng, depth: u32) -> Expr {
+        let ty = Type::I64;
+        if depth == 0 || r.next(4) == 0 {
+            return match r.next(5) {
+                0 => Expr::sym(r.next(4) as usize),
+                1 => Expr::new(ExprKind::InputExtent(0, r.next(2) as usize), ty),
+                2 => Expr::new(ExprKind::Param(0), ty),
+                3 => Expr::int(
+                    ty,
+                    [0, 1, -3, 7, 1 << 40, i64::MAX as i128][r.next(6) as usize],
+                ),
+                _ => Expr::new(ExprKind::InputMin(0, 0), ty),
+            };
+        }
+        let (a, b) = (random_expr(r, depth - 1), random_expr(r, depth - 1));
+        match r.next(12) {
+            0 => Expr::binary(BinOp::Add, a, b),
+            1 => Expr::binary(BinOp::Sub, a, b),
+            2 => Expr::binary(BinOp::Mul, a, b),
+            3 => Expr::binary(BinOp::Div, a, b),
+            4 => Expr::binary(BinOp::Rem, a, b),
+            5 => Expr::binary(BinOp::Min, a, b),
+            6 => Expr::binary(BinOp::Max, a, b),
+            7 => {
+                let op = [BinOp::Lt, BinOp::Ge, BinOp::Eq][r.next(3) as usize];
+                let c = Expr::binary(op, a.clone(), b.clone());
+                let c = match r.next(3) {
+                    0 => Expr::binary(BinOp::And, c, Expr::binary(BinOp::Le, b.clone(), a.clone())),
+                    _ => c,
+                };
+                Expr::select(c, a, b)
+            }
+            8 => Expr::cast(Type::I64, Expr::cast(Type::I32, a)),
+            9 => Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(a)), ty),
+            10 => Expr::cast(Type::I64, Expr::cast(Type::F32, a)),
+            _ => Expr::binary(BinOp::Max, Expr::binary(BinOp::Min, a, b), Expr::int(ty, 0)),
+        }
+    }
+
+    /// The direct evaluation gives what substituting and folding gives,
+    /// or leaves the expression to it.
+    #[test]
+    fn evaluation_agrees_with_folding() {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let syms = [Some(5), Some(-2), Some(i64::MAX - 3), None];
+        let inputs = vec![vec![640, 480]];
+        let (mut direct, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let e = random_expr(&mut r, 5);
+            let folded = substitute_and_fold(&e, &syms, &inputs);
+            match evaluate(&e, &syms, &inputs) {
+                Some(Known::Int(v)) => {
+                    assert_eq!(i64::try_from(v).ok(), folded, "{e:?}");
+                    direct += 1;
+                }
+                Some(Known::Bool(_)) => unreachable!("an i64 expression"),
+                None => {}
+            }
+            assert_eq!(value_of(&e, &syms, &inputs), folded, "{e:?}");
+            total += 1;
+        }
+        // Most are evaluated directly (the rest read the unknown symbol, a
+        // float, or overflow).
+        assert!(direct * 4 > total, "{direct} of {total}");
+    }
 }
