@@ -599,12 +599,13 @@ impl Lowerer<'_> {
             };
             collect(f, &consumer);
             // Only the funcs of this level that read `h` add to its region
-            // (the analysis of each read is what costs).
-            for (&g, bs) in &boxes {
+            // (the analysis of each read is what costs), in a fixed order
+            // (the order of the bounds' terms, so of the generated code).
+            for &g in funcs.iter().rev().take_while(|&&g| g != h) {
                 if !p.callees(g).contains(&h) {
                     continue;
                 }
-                for b in bs {
+                for b in &boxes[&g] {
                     collect(g, b);
                 }
             }
