@@ -172,6 +172,10 @@ pub(super) struct Gen<'a> {
     pub(super) f32_reciprocals: std::cell::RefCell<HashMap<(u32, u32), Option<f32>>>,
     /// The strides the schedule declares of each input's dimensions.
     pub(super) input_strides: Vec<Vec<Option<usize>>>,
+    /// Per output, whether its func is computed straight into the caller's
+    /// buffer ([`writes_output_directly`], which scans every func's reads:
+    /// asked at every store).
+    direct_outputs: Vec<bool>,
 }
 
 /// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string
@@ -271,7 +275,7 @@ impl Gen<'_> {
 
     pub(super) fn writer(&self, f: FuncId) -> Ident {
         match self.p.outputs.iter().position(|&o| o == f) {
-            Some(k) if writes_output_directly(self.p, f) => format_ident!("__out{}", k),
+            Some(k) if self.direct_outputs[k] => format_ident!("__out{}", k),
             _ => format_ident!("__w{}", f),
         }
     }
@@ -279,7 +283,8 @@ impl Gen<'_> {
     /// Whether func `f`'s stores go straight to the caller's output buffer
     /// (which the pipeline only writes; its rows are not in cache yet).
     pub(super) fn writes_caller_output(&self, f: FuncId) -> bool {
-        self.p.outputs.contains(&f) && writes_output_directly(self.p, f)
+        let k = self.p.outputs.iter().position(|&o| o == f);
+        k.is_some_and(|k| self.direct_outputs[k])
     }
 
     /// The load of one element of type `ty` at coordinates `c` (an
@@ -938,6 +943,11 @@ impl<'a> Gen<'a> {
             values: crate::analysis::values::ValueBounds::new(p),
             f32_reciprocals: Default::default(),
             input_strides: input_strides.to_vec(),
+            direct_outputs: p
+                .outputs
+                .iter()
+                .map(|&f| writes_output_directly(p, f))
+                .collect(),
         }
     }
 }

@@ -129,6 +129,14 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
         }
     }
     let live = p.live_funcs();
+    // Each live func's readers, found once (`Pipeline::consumers` scans
+    // every func's reads per call).
+    let mut consumers: HashMap<FuncId, Vec<FuncId>> = HashMap::new();
+    for &c in &live {
+        for g in p.callees(c) {
+            consumers.entry(g).or_default().push(c);
+        }
+    }
     for &f in &live {
         let fs = &sched.funcs[f];
         let ComputeLevel::At { func: g, var } = &fs.compute else {
@@ -159,7 +167,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 loops.join(", ")
             )));
         }
-        for c in p.consumers(f) {
+        for &c in consumers.get(&f).into_iter().flatten() {
             let same_level = matches!(&sched.funcs[c].compute, ComputeLevel::At { func, var: v } if func == g && v == var);
             if c != *g && !same_level {
                 return Err(fail(format!(
