@@ -86,6 +86,20 @@ pub fn fold_int(op: BinOp, ty: Type, a: i128, b: i128) -> Option<i128> {
     Some(ty.wrap(v))
 }
 
+/// Folds a comparison of two integer constants; `None` for an operator
+/// that is not a comparison.
+pub fn fold_comparison(op: BinOp, x: i128, y: i128) -> Option<bool> {
+    Some(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => return None,
+    })
+}
+
 /// `op(x + c1, x + c2) -> x + op(c1, c2)` and `op((x + c1) / k, (x + c2) / k)
 /// -> (x + op(c1, c2)) / k` (`op` min or max, `k > 0`: the division is
 /// monotonic), also between any two operands of a chain of `op`, as the
@@ -171,15 +185,7 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                         return Expr::int(ty, v);
                     }
                 }
-                if a.ty.is_int() && op.is_comparison() {
-                    let v = match op {
-                        BinOp::Eq => x == y,
-                        BinOp::Ne => x != y,
-                        BinOp::Lt => x < y,
-                        BinOp::Le => x <= y,
-                        BinOp::Gt => x > y,
-                        _ => x >= y,
-                    };
+                if let Some(v) = fold_comparison(op, x, y).filter(|_| a.ty.is_int()) {
                     return Expr::bool(v);
                 }
             }

@@ -8,7 +8,7 @@
 //! channels) and every func's region follows from bounds inference.
 
 use crate::analysis::bounds::{infer_bounded, BoundsProgram};
-use crate::analysis::simplify::{fold_constants, fold_int};
+use crate::analysis::simplify::{fold_comparison, fold_constants, fold_int};
 use crate::ir::{BinOp, Expr, ExprKind, FuncId, Pipeline, Type, UnOp};
 
 /// The machine the schedule is cut for.
@@ -155,16 +155,7 @@ fn evaluate_here(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<
             if ty.is_int() {
                 return fold_int(*op, ty, x, y).map(Known::Int);
             }
-            let v = match op {
-                BinOp::Eq => x == y,
-                BinOp::Ne => x != y,
-                BinOp::Lt => x < y,
-                BinOp::Le => x <= y,
-                BinOp::Gt => x > y,
-                BinOp::Ge => x >= y,
-                _ => return None,
-            };
-            Some(Known::Bool(v))
+            fold_comparison(*op, x, y).map(Known::Bool)
         }
         ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) if ty == Type::Bool => {
             match (evaluate(a, syms, inputs)?, evaluate(b, syms, inputs)?) {
