@@ -8,11 +8,13 @@
 //!   every func at root, vectorized, in parallel strips.
 //! - `examples`: every pipeline of the examples, as the macro expands them.
 //!
+//! `EXPANSION_ONCE=N` expands the N-func chain once instead (see `main`).
+//!
 //! The benches build the macro crate optimized (`opt-level` 3 in the bench
 //! profile); a user's build runs it at their `build-override` level (0 by
 //! default), some 5 to 10 times slower.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use proc_macro2::TokenStream;
 use std::hint::black_box;
 
@@ -124,4 +126,21 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `EXPANSION_ONCE=N` (optionally `EXPANSION_HAND=1`): expands the N-func
+/// chain once and exits, for an instruction count, which a busy machine
+/// does not disturb as it does times:
+/// `EXPANSION_ONCE=100 valgrind --tool=callgrind target/release/deps/expansion-<hash>`
+/// (the binary `cargo bench --bench expansion --no-run` names).
+fn main() {
+    if let Ok(n) = std::env::var("EXPANSION_ONCE") {
+        let n: usize = n
+            .parse()
+            .unwrap_or_else(|_| panic!("EXPANSION_ONCE={n} is not a count"));
+        let hand = std::env::var_os("EXPANSION_HAND").is_some();
+        black_box(pipeline_core::expand(tokens(&stencil_chain(n, hand))));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
