@@ -28,8 +28,8 @@ pub struct LoopVar {
     pub stage: usize,
     /// The loop's name in the schedule (`x`, `yo`, `x_v`, an rdom variable).
     /// Shared: loop variables are cloned with every expression that reads
-    /// them, and a string copy each time was a tenth of the lowering's
-    /// allocations.
+    /// them, and a string copy each time was one in twenty of the
+    /// allocations of a 100-func pipeline's expansion.
     pub name: std::sync::Arc<str>,
 }
 
