@@ -172,8 +172,7 @@ fn evaluate_here(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<
                 Known::Bool(false) => (b, a),
                 Known::Int(_) => return None,
             };
-            let unknown = |n: &Expr| matches!(n.kind, ExprKind::Sym(s) if syms.get(s).copied().flatten().is_none());
-            if other.any(&mut |n| unknown(n)) {
+            if reads_unknown(other, syms) {
                 return None;
             }
             evaluate(taken, syms, inputs)
@@ -193,8 +192,15 @@ fn value_of(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> Option<i64> 
     match evaluate(e, syms, inputs) {
         Some(Known::Int(v)) => i64::try_from(v).ok(),
         Some(Known::Bool(_)) => None,
+        // Substitution would fail too, after rebuilding the whole tree.
+        None if reads_unknown(e, syms) => None,
         None => substitute_and_fold(e, syms, inputs),
     }
+}
+
+/// Whether `e` reads a symbol whose value is unknown.
+fn reads_unknown(e: &Expr, syms: &[Option<i64>]) -> bool {
+    e.any(&mut |n| matches!(n.kind, ExprKind::Sym(s) if syms.get(s).copied().flatten().is_none()))
 }
 
 /// [`value_of`] by substituting the values and folding constants.
