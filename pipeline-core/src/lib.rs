@@ -25,6 +25,8 @@ pub mod lower;
 pub mod schedule;
 pub mod tune;
 
+mod hash;
+
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
 use front::parse::Program;

@@ -11,9 +11,9 @@
 //! inputs: arithmetic that could wrap has no bound. Loads of a func take the
 //! bound of its pure definition when it has no updates.
 
+use crate::hash::HashMap;
 use crate::ir::*;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// The value bounds of one pipeline's expressions (funcs memoized).
 pub struct ValueBounds<'p> {
@@ -33,7 +33,7 @@ impl<'p> ValueBounds<'p> {
     /// An upper bound on `e`, which must be of an unsigned integer type;
     /// `None` when there is none below the type's maximum.
     pub fn max(&self, e: &Expr) -> Option<u128> {
-        let b = self.bound(e, &mut HashMap::new())?;
+        let b = self.bound(e, &mut HashMap::default())?;
         (b < e.ty.int_max() as u128).then_some(b)
     }
 
@@ -105,7 +105,7 @@ impl<'p> ValueBounds<'p> {
         }
         let f = &self.p.funcs[g];
         let b = if f.updates.is_empty() {
-            self.bound(&f.pure, &mut HashMap::new())
+            self.bound(&f.pure, &mut HashMap::default())
         } else {
             None
         };

@@ -24,13 +24,13 @@ use super::names;
 pub use super::names::sanitize;
 use crate::analysis::bounds::BoundsProgram;
 use crate::front::check::CheckedPipeline;
+use crate::hash::HashMap;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
 use entry::{entry, Entry};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 
 /// Everything the generator needs about one lowered pipeline.
 pub struct Input<'a> {

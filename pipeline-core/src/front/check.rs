@@ -18,10 +18,10 @@
 use super::parse::{FnItem, Program};
 use crate::analysis::interval::{bounds_of, visit_loads, Interval, Scope};
 use crate::analysis::simplify::fold_constants;
+use crate::hash::HashMap;
 use crate::ir::*;
 use proc_macro2::Span;
 use quote::ToTokens;
-use std::collections::HashMap;
 use syn::Error;
 
 type Result<T> = std::result::Result<T, Error>;
@@ -130,14 +130,14 @@ pub fn check_pipeline(
         errors: Vec::new(),
         families: Vec::new(),
         family_names: Vec::new(),
-        family_scopes: vec![HashMap::new()],
+        family_scopes: vec![HashMap::default()],
         instance: 0,
         depth: 0,
         rvar_names: Vec::new(),
         poisoned: Vec::new(),
         lets: 0,
     };
-    let mut env = Env::new();
+    let mut env = Env::default();
     let outputs = elab.signature(item, &mut env)?;
     let tail = elab.body(&item.block.stmts, &mut env, "");
     if let Some(tail) = tail {
@@ -622,7 +622,7 @@ impl Elab<'_> {
                 "templates nest more than 32 deep; is a template calling itself?",
             );
         }
-        let mut inner_env = Env::new();
+        let mut inner_env = Env::default();
         for (p, arg) in params.iter().zip(&call.args) {
             let syn::Pat::Ident(pi) = &*p.pat else {
                 return err(&p.pat, "expected a parameter name");
@@ -655,7 +655,7 @@ impl Elab<'_> {
         let templates = self.templates;
         let template = &templates[t];
         let errors_before = self.errors.len();
-        self.family_scopes.push(HashMap::new());
+        self.family_scopes.push(HashMap::default());
         let tail = self.body(&template.block.stmts, &mut inner_env, &prefix);
         self.depth -= 1;
         if self.errors.len() > errors_before {
@@ -958,7 +958,7 @@ impl Elab<'_> {
             None => match self.family_scopes.last().and_then(|m| m.get(&name)) {
                 Some(k) => *k,
                 None => {
-                    self.families.push(HashMap::new());
+                    self.families.push(HashMap::default());
                     self.family_names.push(name.clone());
                     if let Some(m) = self.family_scopes.last_mut() {
                         m.insert(name.clone(), self.families.len() - 1);

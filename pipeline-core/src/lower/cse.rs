@@ -23,9 +23,9 @@
 //! or a store, whose shapes the partitioning and the vector code read), and
 //! none inside a vectorized loop.
 
+use crate::hash::HashMap;
 use crate::ir::{BinOp, Expr, ExprKind, LoopVar, Stmt, SymId, Type, UnOp};
 use crate::schedule::LoopKind;
-use std::collections::HashMap;
 
 /// The smallest subexpression worth a binding of its own, in nodes as it
 /// is written (a subexpression bound already counts as one): `(a + 7) >> 3`
@@ -118,7 +118,7 @@ pub fn share(
         return run;
     }
     let mut out = Vec::new();
-    let mut bound: HashMap<usize, SymId> = HashMap::new();
+    let mut bound: HashMap<usize, SymId> = HashMap::default();
     for ((sym, value), root) in run.into_iter().zip(roots) {
         let Some(root) = root else {
             out.push((sym, value));

@@ -16,8 +16,8 @@
 //! for y { let e = w - 1; let m = y * 4; ... }   =>   let e = w - 1; for y { let m = y * 4; ... }
 //! ```
 
+use crate::hash::HashSet;
 use crate::ir::{Expr, ExprKind, LoopVar, Stmt, SymId};
-use std::collections::HashSet;
 
 /// Moves every loop-invariant symbol binding out of its loops.
 pub fn hoist(s: Stmt) -> Stmt {
@@ -33,7 +33,7 @@ pub fn hoist(s: Stmt) -> Stmt {
     else {
         return s;
     };
-    let (mut kept, mut lifted) = (HashSet::new(), Vec::new());
+    let (mut kept, mut lifted) = (HashSet::default(), Vec::new());
     let body = lift(*body, &var, &mut kept, &mut lifted);
     let mut out = Stmt::For {
         var,

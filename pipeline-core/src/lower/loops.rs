@@ -28,10 +28,10 @@
 use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::interval::{visit_loads, Interval, Scope};
 use crate::analysis::simplify::simplify;
+use crate::hash::HashMap;
 use crate::ir::*;
 use crate::schedule::update::{update_vars, written_dim, UpdateVar};
 use crate::schedule::{ComputeLevel, LoopKind, Schedule, StageSchedule};
-use std::collections::HashMap;
 
 /// Whether an output func is computed straight into the caller's buffer
 /// (pure, and read by no other func) or into a buffer of its own and copied.
@@ -68,7 +68,7 @@ pub fn synthesize(
         b,
         sched,
         local_syms: Vec::new(),
-        sliding: HashMap::new(),
+        sliding: HashMap::default(),
         values: std::rc::Rc::new(crate::analysis::bounds::func_value_bounds(p)),
         live: p.live_funcs().into(),
     };
@@ -131,7 +131,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
     let live = p.live_funcs();
     // Each live func's readers, found once (`Pipeline::consumers` scans
     // every func's reads per call).
-    let mut consumers: HashMap<FuncId, Vec<FuncId>> = HashMap::new();
+    let mut consumers: HashMap<FuncId, Vec<FuncId>> = HashMap::default();
     for &c in &live {
         for g in p.callees(c) {
             consumers.entry(g).or_default().push(c);
@@ -350,7 +350,7 @@ impl Lowerer<'_> {
 
         // Extents of every variable, roots first (bound to symbols at the top
         // of the stage), then through the splits.
-        let mut extent: HashMap<&str, Expr> = HashMap::new();
+        let mut extent: HashMap<&str, Expr> = HashMap::default();
         let mut extent_syms = Vec::new();
         for (i, r) in st.roots.iter().enumerate() {
             let label = match k {
@@ -375,7 +375,7 @@ impl Lowerer<'_> {
         }
         let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
         let mut guards = Vec::new();
-        let mut offsets: HashMap<String, Expr> = HashMap::new();
+        let mut offsets: HashMap<String, Expr> = HashMap::default();
         let split = Split {
             st,
             region: &ranges,
@@ -558,8 +558,8 @@ impl Lowerer<'_> {
                 )
             })
             .collect();
-        let mut regions: HashMap<FuncId, Vec<(SymId, SymId)>> = HashMap::new();
-        let mut boxes: HashMap<FuncId, Vec<Region>> = HashMap::new();
+        let mut regions: HashMap<FuncId, Vec<(SymId, SymId)>> = HashMap::default();
+        let mut boxes: HashMap<FuncId, Vec<Region>> = HashMap::default();
         let mut lets: Vec<(SymId, Expr)> = Vec::new();
         for &h in funcs.iter().rev() {
             let dims = p.funcs[h].dims();
@@ -701,7 +701,7 @@ impl Lowerer<'_> {
             // Sliding window: when a func is stored outside this loop and its
             // region moves monotonically with a serial loop between the two,
             // each iteration computes only what earlier iterations have not.
-            let mut compute_region: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::new();
+            let mut compute_region: HashMap<FuncId, Vec<(Expr, Expr)>> = HashMap::default();
             for &h in &computed {
                 let mut region: Vec<(Expr, Expr)> = regions[&h]
                     .iter()

@@ -33,9 +33,9 @@
 
 use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::analysis::simplify::simplify;
+use crate::hash::HashMap;
 use crate::ir::*;
 use crate::schedule::LoopKind;
-use std::collections::HashMap;
 
 /// Partitions every loop whose body has boundary conditions or guards that
 /// are the identity over a range of it.

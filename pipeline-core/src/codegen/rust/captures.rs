@@ -12,8 +12,8 @@
 use super::{input_name, local_sym_name, reader_name};
 use crate::analysis::bounds::BoundsProgram;
 use crate::codegen::names;
+use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
-use std::collections::{HashMap, HashSet};
 
 /// The values a loop body may read, by name, in the order they were bound:
 /// syms, params, inputs, coordinates and loop variables of enclosing
@@ -60,7 +60,7 @@ impl Readable {
         used: &'a HashSet<String>,
         except: &'a str,
     ) -> impl Iterator<Item = &'a str> + 'a {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         self.order
             .iter()
             .filter(move |n| *n != except && used.contains(*n) && seen.insert(n.as_str()))
@@ -71,7 +71,7 @@ impl Readable {
 /// The names of the values that the generated code of `s` may read from
 /// outside it: every one it reads, and perhaps a few it only binds.
 pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     stmt(s, b, &mut out);
     out
 }
@@ -184,7 +184,7 @@ mod tests {
             let mut stages = Vec::new();
             stages_of(&lowered.body, f, &mut stages);
             assert!(!stages.is_empty(), "no stage of {}", p.funcs[f].name);
-            let mut all = HashSet::new();
+            let mut all = HashSet::default();
             for s in stages {
                 all.extend(names_read(s, &lowered.bounds));
             }

@@ -59,11 +59,11 @@ use super::{
     loop_ident, reader_name, rust_type, Gen,
 };
 use crate::codegen::lanes::*;
+use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
 
 /// The most lanes a vectorized loop is emitted with; wider loops stay scalar.
 pub const MAX_LANES: usize = 64;

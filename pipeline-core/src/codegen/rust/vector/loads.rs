@@ -168,7 +168,7 @@ impl Lanes<'_, '_> {
     /// ([`Lanes::tap`]): those of a source and non-constant parts of
     /// coordinates to which the loads add at least two distinct constants.
     pub(super) fn plan_taps(&self, value: &Expr) {
-        let mut seen: HashMap<String, (Vec<Vec<i128>>, Vec<*const Expr>)> = HashMap::new();
+        let mut seen: HashMap<String, (Vec<Vec<i128>>, Vec<*const Expr>)> = HashMap::default();
         visit_every_lane(value, &mut |n| {
             let ExprKind::Load { source, args, .. } = &n.kind else {
                 return;
@@ -240,7 +240,7 @@ impl Lanes<'_, '_> {
             self.uniform.borrow().clone(),
             self.let_uniform.borrow().clone(),
         );
-        let mut keyed: HashMap<String, Vec<(i128, &Expr)>> = HashMap::new();
+        let mut keyed: HashMap<String, Vec<(i128, &Expr)>> = HashMap::default();
         visit_every_lane(value, &mut |n| {
             let ExprKind::Load { source, args, .. } = &n.kind else {
                 return;
