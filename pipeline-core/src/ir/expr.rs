@@ -413,17 +413,7 @@ impl Expr {
     /// `let` binding of `value` around `body(LetVar(id))`, skipped for leaves,
     /// which are as cheap to repeat as to name.
     pub fn bind(id: usize, value: Expr, body: impl FnOnce(Expr) -> Expr) -> Expr {
-        let is_leaf = matches!(
-            value.kind,
-            ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::Bool(_)
-                | ExprKind::Var(_)
-                | ExprKind::RVar(_)
-                | ExprKind::Param(_)
-                | ExprKind::LetVar(_)
-        );
-        if is_leaf {
+        if value.is_cheap_leaf() {
             return body(value);
         }
         let var = Expr::new(ExprKind::LetVar(id), value.ty);
@@ -436,6 +426,21 @@ impl Expr {
                 body: Box::new(b),
             },
             ty,
+        )
+    }
+
+    /// A constant or a variable: as cheap to repeat as to name, so never
+    /// bound by a `let`.
+    pub fn is_cheap_leaf(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Bool(_)
+                | ExprKind::Var(_)
+                | ExprKind::RVar(_)
+                | ExprKind::Param(_)
+                | ExprKind::LetVar(_)
         )
     }
 

@@ -82,7 +82,7 @@ impl Elab<'_> {
                         return err(l, "`let` needs a value");
                     };
                     let v = match self.expr(&init.expr, &inner, ctx)? {
-                        Val::Typed(e) if !is_leaf(&fold_constants(&e)) => {
+                        Val::Typed(e) if !fold_constants(&e).is_cheap_leaf() => {
                             let id = self.next_let();
                             let var = Expr::new(ExprKind::LetVar(id), e.ty);
                             bound.push((id, e));
@@ -443,17 +443,4 @@ impl Elab<'_> {
         }
         Ok(Val::Typed(Expr::cast(ty, e)))
     }
-}
-
-fn is_leaf(e: &Expr) -> bool {
-    matches!(
-        e.kind,
-        ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Var(_)
-            | ExprKind::RVar(_)
-            | ExprKind::Param(_)
-            | ExprKind::LetVar(_)
-    )
 }
