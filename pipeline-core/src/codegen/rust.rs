@@ -251,6 +251,24 @@ fn sym(s: SymId) -> TokenStream {
     quote!(__s[#i])
 }
 
+/// `code`, the code of `e`, as an operand that binds tighter than any
+/// operator (a method call's receiver, the operand of `as`). The code of a
+/// leaf (a constant, a variable, a symbol) already is one: a name, a
+/// literal, a path such as `i64::MIN`, a parenthesized negative or
+/// `__s[k]`. Anything else is parenthesized, loads and calls included even
+/// without operands. Each parenthesis is a token tree that rustc parses and
+/// that crosses the bridge from the macro to the compiler; the 100-func
+/// chain had 8,000 of them around single names.
+pub(super) fn operand(e: &Expr, code: TokenStream) -> TokenStream {
+    let mut leaf = !matches!(e.kind, ExprKind::Load { .. } | ExprKind::Math(..));
+    e.for_each_child(|_| leaf = false);
+    if leaf {
+        code
+    } else {
+        quote!((#code))
+    }
+}
+
 impl Gen<'_> {
     /// The stride of dimension 0 of input `i` as the kernels see it: the
     /// schedule's declaration (`set_stride`), else 1 (the entry makes a
@@ -339,13 +357,13 @@ impl Gen<'_> {
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let e = self.expr(a, f, k);
+                let e = operand(a, self.expr(a, f, k));
                 match folds.get(d).copied().flatten() {
                     Some(n) => {
                         let n = Literal::i64_suffixed(n);
-                        quote!(((#e) as i64).rem_euclid(#n))
+                        quote!((#e as i64).rem_euclid(#n))
                     }
-                    None => quote!((#e) as i64),
+                    None => quote!(#e as i64),
                 }
             })
             .collect();
@@ -407,7 +425,8 @@ impl Gen<'_> {
                 BinOp::Sub => quote!(wrapping_sub),
                 _ => quote!(wrapping_mul),
             });
-            quote!((#x) #(.#methods(#ys))*)
+            let x = operand(left, x);
+            quote!(#x #(.#methods(#ys))*)
         }
     }
 
@@ -451,14 +470,14 @@ impl Gen<'_> {
             }
             ExprKind::LetVar(id) => let_var(*id),
             ExprKind::Let { id, value, body } => let_binding(*id, value.ty, sub(value), sub(body)),
-            ExprKind::Unary(op, a) => {
-                let a = sub(a);
+            ExprKind::Unary(op, x) => {
+                let a = operand(x, sub(x));
                 match (op, e.ty) {
-                    (UnOp::Neg, t) if t.is_int() => quote!((#a).wrapping_neg()),
-                    (UnOp::Neg, _) => quote!((-(#a))),
-                    (UnOp::Not, _) => quote!((!(#a))),
-                    (UnOp::Abs, t) if t.is_signed() => quote!((#a).wrapping_abs()),
-                    (UnOp::Abs, t) if t.is_float() => quote!((#a).abs()),
+                    (UnOp::Neg, t) if t.is_int() => quote!(#a.wrapping_neg()),
+                    (UnOp::Neg, _) => quote!((-#a)),
+                    (UnOp::Not, _) => quote!((!#a)),
+                    (UnOp::Abs, t) if t.is_signed() => quote!(#a.wrapping_abs()),
+                    (UnOp::Abs, t) if t.is_float() => quote!(#a.abs()),
                     (UnOp::Abs, _) => a,
                 }
             }
@@ -472,6 +491,8 @@ impl Gen<'_> {
             ExprKind::Binary(op, a, b) => {
                 let operand_ty = a.ty;
                 let (x, y) = (sub(a), sub(b));
+                let xo = || operand(a, x.clone());
+                let yo = || operand(b, y.clone());
                 if operand_ty.is_int() {
                     let oty = rust_type(operand_ty);
                     // By a positive power of two, Euclidean division is a
@@ -484,10 +505,13 @@ impl Gen<'_> {
                         .filter(|&d| d > 0 && d.count_ones() == 1 && d <= operand_ty.int_max())
                         .map(|d| d.trailing_zeros());
                     match (op, power) {
-                        (BinOp::Div, Some(k)) => return quote!(((#x) >> #k)),
+                        (BinOp::Div, Some(k)) => {
+                            let x = xo();
+                            return quote!((#x >> #k));
+                        }
                         (BinOp::Rem, Some(k)) => {
-                            let mask = int_lit(operand_ty, (1i128 << k) - 1);
-                            return quote!(((#x) & #mask));
+                            let (x, mask) = (xo(), int_lit(operand_ty, (1i128 << k) - 1));
+                            return quote!((#x & #mask));
                         }
                         _ => {}
                     }
@@ -495,8 +519,10 @@ impl Gen<'_> {
                         BinOp::Add | BinOp::Sub | BinOp::Mul => unreachable!("chains, above"),
                         BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
                         BinOp::Rem => quote!(<#oty as ::pipeline::rt::IntOps>::rem_e(#x, #y)),
-                        BinOp::Min => quote!(::core::cmp::min::<#oty>(#x, #y)),
-                        BinOp::Max => quote!(::core::cmp::max::<#oty>(#x, #y)),
+                        // `core::cmp`'s, imported under these names at the
+                        // top of the function and module (`generate`).
+                        BinOp::Min => quote!(__min(#x, #y)),
+                        BinOp::Max => quote!(__max(#x, #y)),
                         BinOp::And => quote!((#x & #y)),
                         BinOp::Or => quote!((#x | #y)),
                         BinOp::Xor => quote!((#x ^ #y)),
@@ -537,9 +563,15 @@ impl Gen<'_> {
                         BinOp::Xor => quote!((#x ^ #y)),
                         BinOp::Eq => quote!((#x == #y)),
                         BinOp::Ne => quote!((#x != #y)),
-                        BinOp::Lt => quote!((!(#x) & (#y))),
+                        BinOp::Lt => {
+                            let (x, y) = (xo(), yo());
+                            quote!((!#x & #y))
+                        }
                         BinOp::Le => quote!((#x <= #y)),
-                        BinOp::Gt => quote!(((#x) & !(#y))),
+                        BinOp::Gt => {
+                            let (x, y) = (xo(), yo());
+                            quote!((#x & !#y))
+                        }
                         BinOp::Ge => quote!((#x >= #y)),
                         other => unreachable!("{other:?} on bools is rejected by the checker"),
                     }
@@ -550,8 +582,8 @@ impl Gen<'_> {
                 quote!((if #c { #a } else { #b }))
             }
             ExprKind::Cast(a) => {
-                let (x, ty) = (sub(a), rust_type(e.ty));
-                quote!(((#x) as #ty))
+                let (x, ty) = (operand(a, sub(a)), rust_type(e.ty));
+                quote!((#x as #ty))
             }
             ExprKind::SaturatingCast(a) => {
                 let (from, ty) = (rust_type(a.ty), rust_type(e.ty));
@@ -635,11 +667,11 @@ impl Gen<'_> {
                 }
                 Stmt::LetCoord { coord, value, body } => {
                     let id = coord_ident(*coord);
-                    let v = self.expr(value, None, None);
+                    let v = operand(value, self.expr(value, None, None));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
                     readable.push(names::coord(*coord));
-                    out.extend(quote!(let #id: i32 = (#v) as i32;));
+                    out.extend(quote!(let #id: i32 = #v as i32;));
                     body
                 }
                 _ => {
@@ -769,11 +801,14 @@ impl Gen<'_> {
                     },
                     // Unrolled loops are left to the compiler, whose
                     // unroller sees their constant extent.
-                    None => quote! {
-                        for #id in (#lo)..(#hi) + 1 {
-                            #inner
+                    None => {
+                        let (lo, hi) = (operand(min, lo), operand(max, hi));
+                        quote! {
+                            for #id in #lo..#hi + 1 {
+                                #inner
+                            }
                         }
-                    },
+                    }
                     Some(slab) => {
                         let w = self.writer(slab.func);
                         let d = Literal::usize_unsuffixed(slab.dim);
@@ -1048,8 +1083,9 @@ pub fn generate(input: &Input) -> TokenStream {
     quote! {
         #cfg
         #(#attrs)*
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            use ::core::cmp::{max as __max, min as __min};
             #(#prologue)*
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());
@@ -1060,8 +1096,10 @@ pub fn generate(input: &Input) -> TokenStream {
         }
 
         #cfg
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, dead_code)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all, dead_code)]
         #vis mod #name {
+            use ::core::cmp::{max as __max, min as __min};
+
             #[doc = #doc_shape]
             pub fn output_shape(#(#shape_params),*) -> #shape_ty {
                 #(#shape_locals)*
