@@ -1085,7 +1085,9 @@ pub fn generate(input: &Input) -> TokenStream {
         #(#attrs)*
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
+            // Short names for what the loop nests use most.
             use ::core::cmp::{max as __max, min as __min};
+            use ::pipeline::rt::simd as __simd;
             #(#prologue)*
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());

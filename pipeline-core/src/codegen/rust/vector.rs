@@ -769,7 +769,8 @@ impl Lanes<'_, '_> {
             let v = self.g.expr(e, f, k);
             return Ok(quote!([#v; #w]));
         }
-        let simd = quote!(::pipeline::rt::simd);
+        // `rt::simd`, imported under this name by the entry (`generate`).
+        let simd = quote!(__simd);
         let bind = |v: TokenStream| {
             let (_, name) = self.temp();
             self.loads

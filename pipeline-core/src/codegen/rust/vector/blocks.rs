@@ -104,7 +104,8 @@ impl Lanes<'_, '_> {
     }
 
     fn vec_blocks_here(&self, e: &Expr) -> R<TokenStream> {
-        let simd = quote!(::pipeline::rt::simd);
+        // `rt::simd`, imported under this name by the entry (`generate`).
+        let simd = quote!(__simd);
         let w = self.lanes_lit();
         if self.is_uniform(e) {
             let (f, k) = self.stage.get();
