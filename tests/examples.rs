@@ -1007,10 +1007,7 @@ mod against_the_interpreter {
 
 /// Every example's outputs as bytes, floats by their bits.
 fn all_outputs(size: [usize; 2]) -> Vec<(&'static str, Vec<u64>)> {
-    fn bits<T: Element, const N: usize>(b: &Buffer<T, N>) -> Vec<u64>
-    where
-        T: Into<f64>,
-    {
+    fn bits<T: Element + Into<f64>, const N: usize>(b: &Buffer<T, N>) -> Vec<u64> {
         b.as_slice().iter().map(|&v| v.into().to_bits()).collect()
     }
     let [w, h] = size;

@@ -295,7 +295,8 @@ fn mutate(toks: &mut Vec<Tok>, seed: u64, source_idents: &[String]) -> String {
             format!("replace `{before}` at {where_} with `{text}`")
         }
         Mutation::ReplaceLiteral => {
-            let text = splice(lex(*rng.pick(LITERALS)));
+            let literal: &&str = rng.pick(LITERALS);
+            let text = splice(lex(literal));
             format!("replace `{before}` at {where_} with `{text}`")
         }
         Mutation::ChangeDelimiter => {

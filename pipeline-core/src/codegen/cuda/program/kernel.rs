@@ -602,7 +602,7 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
                     ),
                 );
                 let step = simplify(&Expr::binary(BinOp::Sub, next, p.clone()));
-                if !step.as_int().is_some_and(|k| k > 0) {
+                if step.as_int().is_none_or(|k| k <= 0) {
                     return false;
                 }
                 p = at(&p, v, max);
