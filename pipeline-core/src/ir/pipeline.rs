@@ -177,4 +177,17 @@ impl Pipeline {
             .filter(|&c| c != f && self.callees(c).contains(&f))
             .collect()
     }
+
+    /// [`Pipeline::consumers`] of every func at once, indexed by func,
+    /// counting only the readers among `live` (each once): one pass over
+    /// the reads, where `consumers` scans them all per call.
+    pub fn consumer_lists(&self, live: &[FuncId]) -> Vec<Vec<FuncId>> {
+        let mut out = vec![Vec::new(); self.funcs.len()];
+        for &c in live {
+            for g in self.callees(c) {
+                out[g].push(c);
+            }
+        }
+        out
+    }
 }

@@ -129,14 +129,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
         }
     }
     let live = p.live_funcs();
-    // Each live func's readers, found once (`Pipeline::consumers` scans
-    // every func's reads per call).
-    let mut consumers: HashMap<FuncId, Vec<FuncId>> = HashMap::default();
-    for &c in &live {
-        for g in p.callees(c) {
-            consumers.entry(g).or_default().push(c);
-        }
-    }
+    let consumers = p.consumer_lists(&live);
     for &f in &live {
         let fs = &sched.funcs[f];
         let ComputeLevel::At { func: g, var } = &fs.compute else {
@@ -167,7 +160,7 @@ fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
                 loops.join(", ")
             )));
         }
-        for &c in consumers.get(&f).into_iter().flatten() {
+        for &c in &consumers[f] {
             let same_level = matches!(&sched.funcs[c].compute, ComputeLevel::At { func, var: v } if func == g && v == var);
             if c != *g && !same_level {
                 return Err(fail(format!(

@@ -137,17 +137,6 @@ pub struct Options<'a> {
     pub fuse: bool,
 }
 
-/// The funcs that read each func (each once), among `live`.
-fn consumer_map(p: &Pipeline, live: &[FuncId]) -> Vec<Vec<FuncId>> {
-    let mut out = vec![Vec::new(); p.funcs.len()];
-    for &c in live {
-        for g in p.callees(c) {
-            out[g].push(c);
-        }
-    }
-    out
-}
-
 /// Substitutes `f` into its consumers in place, unless a definition would
 /// grow past [`MAX_INLINED_NODES`] (then nothing changes), and moves `f`'s
 /// producers' consumer lists from `f` to its consumers.
@@ -253,7 +242,7 @@ fn inline(
     let pinned = |f: FuncId| opts.pinned.get(f).copied().unwrap_or(false);
     let live = p.live_funcs();
     let mut q = p.clone();
-    let mut consumers_q = consumer_map(&q, &live);
+    let mut consumers_q = q.consumer_lists(&live);
     for &f in &live {
         if pinned(f) && base.funcs[f].compute == ComputeLevel::Inline {
             inline_into(&mut q, f, &mut consumers_q);
@@ -312,7 +301,7 @@ fn inline(
 fn group(p: &Pipeline, q: &Pipeline, opts: &Options) -> Grouping {
     let pinned = |f: FuncId| opts.pinned.get(f).copied().unwrap_or(false);
     let live_q = q.live_funcs();
-    let consumers = consumer_map(q, &live_q);
+    let consumers = q.consumer_lists(&live_q);
     let mut head_of: Vec<Option<FuncId>> = vec![None; p.funcs.len()];
     let mut edges_of: Vec<Vec<Edge>> = vec![Vec::new(); p.funcs.len()];
     let mut members_of = vec![0usize; p.funcs.len()];
