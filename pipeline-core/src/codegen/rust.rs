@@ -491,8 +491,6 @@ impl Gen<'_> {
             ExprKind::Binary(op, a, b) => {
                 let operand_ty = a.ty;
                 let (x, y) = (sub(a), sub(b));
-                let xo = || operand(a, x.clone());
-                let yo = || operand(b, y.clone());
                 if operand_ty.is_int() {
                     let oty = rust_type(operand_ty);
                     // By a positive power of two, Euclidean division is a
@@ -506,11 +504,11 @@ impl Gen<'_> {
                         .map(|d| d.trailing_zeros());
                     match (op, power) {
                         (BinOp::Div, Some(k)) => {
-                            let x = xo();
+                            let x = operand(a, x);
                             return quote!((#x >> #k));
                         }
                         (BinOp::Rem, Some(k)) => {
-                            let (x, mask) = (xo(), int_lit(operand_ty, (1i128 << k) - 1));
+                            let (x, mask) = (operand(a, x), int_lit(operand_ty, (1i128 << k) - 1));
                             return quote!((#x & #mask));
                         }
                         _ => {}
@@ -564,12 +562,12 @@ impl Gen<'_> {
                         BinOp::Eq => quote!((#x == #y)),
                         BinOp::Ne => quote!((#x != #y)),
                         BinOp::Lt => {
-                            let (x, y) = (xo(), yo());
+                            let (x, y) = (operand(a, x), operand(b, y));
                             quote!((!#x & #y))
                         }
                         BinOp::Le => quote!((#x <= #y)),
                         BinOp::Gt => {
-                            let (x, y) = (xo(), yo());
+                            let (x, y) = (operand(a, x), operand(b, y));
                             quote!((#x & !#y))
                         }
                         BinOp::Ge => quote!((#x >= #y)),
