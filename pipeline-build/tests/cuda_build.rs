@@ -27,9 +27,11 @@ pipeline! {
         by.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
     /// Its CPU schedule computes `scaled` at root, the GPU's inlines it:
-    /// the GPU entries have a bounds program of their own.
+    /// the GPU entries have a bounds program of their own (with the
+    /// clamps of the boundary condition, so it takes mins and maxes).
     pub fn scale(input: Image<f32, 2>, k: f32) -> Image<f32, 2> {
-        scaled(x, y) = input(x, y) * k;
+        let c = input.clamp_edge();
+        scaled(x, y) = c(x + 1, y) * k;
         out(x, y) = scaled(x, y) + 0.5;
         out
     }

@@ -82,8 +82,11 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
             /// from the CPU lowering's where the schedules inline
             /// differently).
             #[cfg(pipeline_cuda)]
-            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all)]
+            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all)]
             pub(super) fn bounds(#(#bounds_params),*) -> [i64; #nsyms] {
+                // The short names the bounds program uses, as in the
+                // module above (a module's imports do not reach its children).
+                use ::core::cmp::{max as __max, min as __min};
                 let mut __s = [0i64; #nsyms];
                 #(#body)*
                 __s
