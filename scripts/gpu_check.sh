@@ -28,7 +28,9 @@
 #   float pipelines); `check` prints the table;
 # - the same pipelines, each alone, under Nsight Compute (ncu): the time and
 #   DRAM traffic of every kernel, ours and Halide's, for the kernel-only
-#   comparison and the bandwidth the kernels reach.
+#   comparison and the bandwidth the kernels reach; then, for the kernels
+#   that trail Halide's, the counters that say why (instructions executed,
+#   registers, occupancy, shared-memory bank conflicts, global loads).
 #
 # nvcc comes from CUDA_HOME, else from NVIDIA's PyPI wheels in
 # target/cuda-venv (as .ci/run installs them). The GPU code is built for
@@ -130,6 +132,7 @@ run() {
         fi
     done
     profile "$out"
+    diagnose "$out"
 }
 
 # Whether two dumps of floats agree but for rounding: the largest
@@ -173,6 +176,29 @@ profile() {
         done
     done
     echo "$(grep -c gpu__time_duration "$out/ncu.txt") kernel launches profiled"
+}
+
+# Why the kernels that trail Halide's do: for each, ours and Halide's, the
+# instructions its warps execute, registers, achieved occupancy, shared
+# memory bank conflicts and global load requests and sectors (one call).
+DIAGNOSED="blur_shared gauss5x5 blur_wide harris grey"
+DIAGNOSTICS=smsp__inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
+diagnose() {
+    local out=$1 ncu name side prog
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+    [ -z "$ncu" ] && return
+    echo "== kernels' counters"
+    : > "$out/counters.txt"
+    for name in $DIAGNOSED; do
+        for side in ours halide; do
+            prog=$KIT/cuda_compare
+            [ "$side" = halide ] && prog=$KIT/halide_cuda
+            echo "== $side $name" >> "$out/counters.txt"
+            CUDA_COMPARE_ONLY=$name CUDA_COMPARE_RUNS=1 timeout 60 "$ncu" --csv --print-units base \
+                --metrics "$DIAGNOSTICS" "$prog" >> "$out/counters.txt" 2>&1 \
+                || echo "ncu failed: $side $name" | tee -a "$out/counters.txt"
+        done
+    done
 }
 
 check() {
@@ -232,6 +258,32 @@ for name in names:
         print(f"{name:<15} {ok:>3.0f}/{hk:<3.0f} {o/1e3:>9.1f} {h/1e3:>10.1f} {o/h:>12.2f} {ob/o:>10.0f} {hb/h:>12.0f}")
     else:
         print(f"{name:<15} missing: {sorted(per)}")
+PY
+    [ -f "$dir/counters.txt" ] && python3 - "$dir/counters.txt" <<'PY'
+import csv, sys
+# Per side, pipeline and kernel: each counter averaged over its launches.
+rows, key = {}, None
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        key = tuple(line.split()[1:3])
+    elif line.startswith('"ID"'):
+        header = next(csv.reader([line]))
+    elif line.startswith('"') and key:
+        r = dict(zip(header, next(csv.reader([line]))))
+        k = (key[1], key[0], r["Kernel Name"].split("(")[0][:28])
+        v = rows.setdefault(k, {}).setdefault(r["Metric Name"], [])
+        v.append(float(r["Metric Value"].replace(",", "")))
+short = {"smsp__inst_executed.sum": "warp insts", "launch__registers_per_thread": "regs",
+         "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
+         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": "bank confl",
+         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "ld requests",
+         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "ld sectors",
+         "gpu__time_duration.sum": "ns"}
+print("kernels' counters (Nsight Compute, means over launches)")
+print(f"{'pipeline':<12} {'side':<6} {'kernel':<28}" + "".join(f"{n:>13}" for n in short.values()))
+for (name, side, kernel), m in rows.items():
+    cells = "".join(f"{sum(m[c]) / len(m[c]):>13.0f}" if c in m else f"{'-':>13}" for c in short)
+    print(f"{name:<12} {side:<6} {kernel:<28}{cells}")
 PY
     ! grep -q "DIFFERENT\|FAILED" "$dir/bench.txt" && [ "$same" = 3 ]
 }
