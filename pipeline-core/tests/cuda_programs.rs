@@ -104,18 +104,71 @@ fn bytes(v: Value, ty: Type) -> Vec<u8> {
     bits.to_le_bytes()[..n].to_vec()
 }
 
+/// How the images of a request lie in memory: dense with dimension 0
+/// fastest, or (`transposed`) with the last dimension fastest, so that
+/// dimension 0's stride is not 1 and the launchers take the kernels for
+/// any strides.
+#[derive(Clone, Copy)]
+struct Layout {
+    transposed: bool,
+}
+
+const DENSE: Layout = Layout { transposed: false };
+
+impl Layout {
+    /// Each dimension's stride in elements.
+    fn strides(self, shape: &[usize]) -> Vec<i64> {
+        let mut strides = vec![0i64; shape.len()];
+        let mut stride = 1i64;
+        let dims: Vec<usize> = match self.transposed {
+            false => (0..shape.len()).collect(),
+            true => (0..shape.len()).rev().collect(),
+        };
+        for d in dims {
+            strides[d] = stride;
+            stride *= shape[d] as i64;
+        }
+        strides
+    }
+
+    /// The image's elements (indices into its data, dimension 0 fastest)
+    /// in memory order.
+    fn order(self, img: &Image) -> Vec<usize> {
+        let strides = self.strides(&img.shape);
+        let mut order = vec![0usize; img.data.len()];
+        for (i, slot) in (0..img.data.len()).map(|i| {
+            let (mut rest, mut at) = (i, 0i64);
+            for (d, &ext) in img.shape.iter().enumerate() {
+                at += (rest % ext) as i64 * strides[d];
+                rest /= ext;
+            }
+            (i, at as usize)
+        }) {
+            order[slot] = i;
+        }
+        order
+    }
+}
+
 /// An image as the driver reads it: dims (min, extent, stride), then its
-/// elements, dense with dimension 0 fastest.
-fn image(out: &mut Vec<u8>, img: &Image) {
+/// elements as `layout` lays them out.
+fn image(out: &mut Vec<u8>, img: &Image, layout: Layout) {
     push(out, img.shape.len() as i64);
-    let mut stride = 1i64;
-    for (min, &ext) in img.min.iter().zip(&img.shape) {
+    for ((min, &ext), stride) in img
+        .min
+        .iter()
+        .zip(&img.shape)
+        .zip(layout.strides(&img.shape))
+    {
         push(out, *min);
         push(out, ext as i64);
         push(out, stride);
-        stride *= ext as i64;
     }
-    let data: Vec<u8> = img.data.iter().flat_map(|v| bytes(*v, img.ty)).collect();
+    let data: Vec<u8> = layout
+        .order(img)
+        .into_iter()
+        .flat_map(|i| bytes(img.data[i], img.ty))
+        .collect();
     push(out, data.len() as i64);
     out.extend(data);
 }
@@ -125,6 +178,7 @@ fn image(out: &mut Vec<u8>, img: &Image) {
 struct Run {
     what: String,
     expected: Result<Vec<Image>, String>,
+    layout: Layout,
 }
 
 fn request(
@@ -135,16 +189,19 @@ fn request(
     rng: &mut Rng,
     file: &mut Vec<u8>,
 ) -> Option<Run> {
-    request_at(which, l, w, h, 0, rng, file)
+    request_at(which, l, w, h, 0, DENSE, rng, file)
 }
 
-/// [`request`] with every image's first x coordinate moved by `shift`.
+/// [`request`] with every image's first x coordinate moved by `shift`,
+/// laid out as `layout` says.
+#[allow(clippy::too_many_arguments)]
 fn request_at(
     which: usize,
     l: &Lowered,
     w: usize,
     h: usize,
     shift: i64,
+    layout: Layout,
     rng: &mut Rng,
     file: &mut Vec<u8>,
 ) -> Option<Run> {
@@ -166,7 +223,7 @@ fn request_at(
     }
     push(file, inputs.len() as i64);
     for i in &inputs {
-        image(file, i);
+        image(file, i, layout);
     }
     push(file, params.len() as i64);
     for (v, decl) in params.iter().zip(&p.params) {
@@ -176,11 +233,16 @@ fn request_at(
     }
     push(file, outputs.len() as i64);
     for o in &outputs {
-        image(file, o);
+        image(file, o, layout);
     }
+    let what = match layout.transposed {
+        false => format!("{} at {w}x{h}", p.name),
+        true => format!("{} at {w}x{h}, its images transposed", p.name),
+    };
     Some(Run {
-        what: format!("{} at {w}x{h}", p.name),
+        what,
         expected,
+        layout,
     })
 }
 
@@ -211,9 +273,12 @@ fn check(programs: Vec<(String, Lowered)>, what: &str, large: bool) {
         for (w, h) in [(1usize, 1usize), (7, 5), (37, 11), (67, 45)] {
             runs.extend(request(k, l, w, h, &mut rng, &mut file));
         }
+        let transposed = Layout { transposed: true };
+        runs.extend(request_at(k, l, 37, 11, 0, transposed, &mut rng, &mut file));
     }
     assert!(
-        runs.len() >= 3 * programs.len(),
+        runs.len() >= 3 * programs.len()
+            && 2 * runs.iter().filter(|r| r.layout.transposed).count() >= programs.len(),
         "only {} runs of {} programs: the interpreter refused the sizes",
         runs.len(),
         programs.len()
@@ -261,7 +326,7 @@ fn check(programs: Vec<(String, Lowered)>, what: &str, large: bool) {
             .as_ref()
             .unwrap_or_else(|e| panic!("{}: {e}", run.what));
         for (k, img) in expected.iter().enumerate() {
-            let want = hex(img);
+            let want = hex_in(img, run.layout);
             let got = lines.next().unwrap_or("");
             let got = if img.data.is_empty() { "" } else { got };
             if got != want && !same_floats(got, &want, img.ty) {
@@ -326,11 +391,42 @@ fn run_requests(bin: &std::path::Path, dir: &std::path::Path, file: &[u8]) -> St
 
 /// An image's bytes in hexadecimal, as the programs print them.
 fn hex(img: &Image) -> String {
-    img.data
-        .iter()
-        .flat_map(|v| bytes(*v, img.ty))
+    hex_in(img, DENSE)
+}
+
+/// [`hex`] of the image laid out as `layout` says.
+fn hex_in(img: &Image, layout: Layout) -> String {
+    layout
+        .order(img)
+        .into_iter()
+        .map(|i| img.data[i])
+        .flat_map(|v| bytes(v, img.ty))
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A thread's vector lanes whose loads are all clamped to an input compute
+/// every lane's value before the guarded stores (so that neighbouring
+/// lanes share loads); lanes that read another func's buffer do not (its
+/// points beyond the guard may lie outside the buffer). Both run as the
+/// interpreter in `hand_written_gpu_schedules_run_as_the_interpreter`.
+#[test]
+fn vector_lanes_compute_their_values_first_only_where_every_load_is_clamped() {
+    let emitted = |k: usize| {
+        let source = format!(
+            "{}\nschedule blur for cuda {{ {} }}",
+            cuda::BLUR,
+            cuda::BLUR_SCHEDULES[k]
+        );
+        let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
+        generate_with(&l, "blur", Options::default()).unwrap()
+    };
+    let (inlined, at_root) = (emitted(7), emitted(2));
+    assert!(inlined.contains("__lane["), "{inlined}");
+    assert!(
+        at_root.contains("#pragma unroll") && !at_root.contains("__lane["),
+        "{at_root}"
+    );
 }
 
 /// Without kernels for large buffers, a launcher given a buffer over the
@@ -371,6 +467,7 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
                 7,
                 5,
                 shift,
+                DENSE,
                 &mut rng,
                 &mut file,
             ));

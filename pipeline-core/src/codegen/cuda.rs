@@ -269,9 +269,9 @@ impl Exprs<'_> {
             ExprKind::Unary(_, a) => format!("pl::neg<{ty}>({})", sub(a)),
             ExprKind::Binary(op, a, b) => {
                 let f = match op {
-                    BinOp::Add => "add",
-                    BinOp::Sub => "sub",
-                    BinOp::Mul => "mul",
+                    BinOp::Add => "iadd",
+                    BinOp::Sub => "isub",
+                    BinOp::Mul => "imul",
                     BinOp::Div => "div_e",
                     BinOp::Rem => "rem_e",
                     BinOp::Min => "min_i",
@@ -292,6 +292,15 @@ impl Exprs<'_> {
         let ty = c_type(t);
         if t.is_int() {
             let call = |f: &str| format!("pl::{f}<{ty}>({x}, {y})");
+            // In a kernel, a coordinate moved by a small constant: exact in
+            // plain arithmetic in the 32-bit kernels (`pl::cadd`).
+            if self.index == "I" && t == Type::I32 && is_coordinate(a) && is_coordinate(b) {
+                match op {
+                    BinOp::Add => return format!("pl::cadd<I>({x}, {y})"),
+                    BinOp::Sub => return format!("pl::csub<I>({x}, {y})"),
+                    _ => {}
+                }
+            }
             return match op {
                 BinOp::Add => call("add"),
                 BinOp::Sub => call("sub"),
@@ -391,6 +400,27 @@ impl Exprs<'_> {
             terms.join(" + ")
         }
     }
+}
+
+/// Whether `e` is a coordinate of the stage (32 bits) or a constant within
+/// 2^16, or one moved by at most 8 such constants: within 2^24 + 2^19 of 0
+/// in a 32-bit kernel, where every coordinate is within 2^24 (see
+/// [`is_index`]).
+fn is_coordinate(e: &Expr) -> bool {
+    fn moved(e: &Expr, depth: usize) -> bool {
+        match &e.kind {
+            ExprKind::Int(v) => v.abs() <= 1 << 16,
+            ExprKind::Var(_) | ExprKind::RVar(_) => true,
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+                depth < 8
+                    && matches!(b.kind, ExprKind::Int(_))
+                    && moved(a, depth + 1)
+                    && moved(b, depth)
+            }
+            _ => false,
+        }
+    }
+    moved(e, 0)
 }
 
 /// Whether `e` is index arithmetic: a 64-bit integer of loop variables,

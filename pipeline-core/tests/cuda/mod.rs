@@ -90,8 +90,9 @@ pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
 /// one around a serial loop, loops inside a thread, a func per thread, and
 /// funcs per block (in shared memory): shared out among the block's
 /// threads, on threads of their own, and per iteration of a serial loop
-/// inside the blocks.
-pub const BLUR_SCHEDULES: [&str; 7] = [
+/// inside the blocks; and vector lanes of a thread whose loads are all
+/// clamped (their values computed before the guarded stores).
+pub const BLUR_SCHEDULES: [&str; 8] = [
     "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
      out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
     "blur_x.compute_inline();
@@ -106,6 +107,8 @@ pub const BLUR_SCHEDULES: [&str; 7] = [
      out.gpu_tile(x, y, xo, yo, xi, yi, 16, 16);",
     "blur_x.compute_at(out, yi);
      out.split(x, xo, xi, 32).split(y, yo, yi, 8).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
+    "blur_x.compute_inline();
+     out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
 ];
 
 /// A func with an update computed per block: the pure definition shared

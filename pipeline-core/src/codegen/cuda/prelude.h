@@ -224,6 +224,18 @@ PL_HD bool index_narrow(int64_t v) {
 }
 template <class I> PL_HD I inf() { return sizeof(I) == 8 ? (I)INT64_MAX : (I)(1 << 28); }
 template <class I> PL_HD I ninf() { return sizeof(I) == 8 ? (I)INT64_MIN : (I)-(1 << 28); }
+// Index arithmetic itself: in the 32-bit kernels the values stay far from
+// 2^31 (above), so plain signed arithmetic computes them, and the compiler
+// may then fold a constant offset into an address; the 64-bit kernels wrap,
+// since there the infinities are the extreme 64-bit integers.
+template <class I> PL_HD I iadd(I a, I b) { return sizeof(I) == 4 ? a + b : add<I>(a, b); }
+template <class I> PL_HD I isub(I a, I b) { return sizeof(I) == 4 ? a - b : sub<I>(a, b); }
+template <class I> PL_HD I imul(I a, I b) { return sizeof(I) == 4 ? a * b : mul<I>(a, b); }
+// A coordinate plus or minus a small constant (the DSL's 32-bit arithmetic,
+// which wraps): in the 32-bit kernels coordinates are within 2^24 of 0, so
+// it cannot wrap there and is computed as plain signed arithmetic.
+template <class I> PL_HD int32_t cadd(int32_t a, int32_t b) { return sizeof(I) == 4 ? a + b : add<int32_t>(a, b); }
+template <class I> PL_HD int32_t csub(int32_t a, int32_t b) { return sizeof(I) == 4 ? a - b : sub<int32_t>(a, b); }
 template <class I> PL_HD I pick(int64_t wide, int32_t narrow) { return sizeof(I) == 8 ? (I)wide : (I)narrow; }
 template <class I> PL_HD I sym(int64_t v) {
     return sizeof(I) == 8 ? (I)v : v == INT64_MAX ? inf<I>() : v == INT64_MIN ? ninf<I>() : (I)v;

@@ -239,7 +239,7 @@ impl Program<'_> {
     /// ones, or, without large buffers, an error.
     fn launch(&self, k: usize, s: &Stmt, grid: &str, block: &str) -> String {
         let wide = match self.options.large_buffers {
-            true => format!("PL_LAUNCH(k{k}<int64_t>, {grid}, {block}, env);"),
+            true => format!("PL_LAUNCH((k{k}<int64_t, false>), {grid}, {block}, env);"),
             false => format!("{{ err = (cudaError_t){TOO_LARGE}; goto done; }}"),
         };
         let mut narrow = String::from("narrow");
@@ -250,7 +250,7 @@ impl Program<'_> {
         {
             let _ = write!(narrow, " && pl::index_narrow({value})");
         }
-        format!("if ({narrow}) PL_LAUNCH(k{k}<int32_t>, {grid}, {block}, env); else {wide}")
+        format!("if ({narrow}) {{ if (dense) PL_LAUNCH((k{k}<int32_t, true>), {grid}, {block}, env); else PL_LAUNCH((k{k}<int32_t, false>), {grid}, {block}, env); }} else {wide}")
     }
 
     /// The host's names of the symbols that statement `s`, a kernel, reads:
@@ -350,6 +350,14 @@ impl Program<'_> {
     /// around it).
     fn unpack(&self) -> String {
         let p = self.p();
+        // The stride of an image's dimension `d` read from `field`: 1 in
+        // the kernels for dense images (`D`, where the launcher found
+        // every input's and output's dimension 0 at stride 1, or of one
+        // point), so that neighbouring points are neighbouring addresses.
+        let stride0 = |d: usize, field: String| match d {
+            0 => format!("D ? 1 : {field}"),
+            _ => field,
+        };
         let mut s = String::from(
             "  const int64_t* __s = env.s; (void)__s; const int32_t* __sn = env.sn; (void)__sn;\n",
         );
@@ -362,7 +370,8 @@ impl Program<'_> {
             for d in 0..input.dims {
                 let _ = write!(
                     s,
-                    " const int64_t __in{i}_min{d} = env.in{i}_min[{d}]; const int64_t __in{i}_stride{d} = env.in{i}_stride[{d}]; const int32_t {} = env.in{i}_ext[{d}]; const int32_t __in{i}_last{d} = env.in{i}_last[{d}]; (void)__in{i}_min{d}; (void)__in{i}_stride{d}; (void){}; (void)__in{i}_last{d};",
+                    " const int64_t __in{i}_min{d} = env.in{i}_min[{d}]; const int64_t __in{i}_stride{d} = {}; const int32_t {} = env.in{i}_ext[{d}]; const int32_t __in{i}_last{d} = env.in{i}_last[{d}]; (void)__in{i}_min{d}; (void)__in{i}_stride{d}; (void){}; (void)__in{i}_last{d};",
+                    stride0(d, format!("env.in{i}_stride[{d}]")),
                     names::input_extent(i, d),
                     names::input_extent(i, d)
                 );
@@ -385,9 +394,17 @@ impl Program<'_> {
                 buffer_type(func.ty)
             );
             for d in 0..func.dims() {
+                // A buffer the launcher allocates is dense along dimension
+                // 0 (`layout`): a stride the compiler knows, so that
+                // neighbouring points are neighbouring addresses.
+                let stride = if d == 0 && !p.outputs.contains(&f) {
+                    "1".to_string()
+                } else {
+                    stride0(d, format!("env.f{f}_stride[{d}]"))
+                };
                 let _ = write!(
                     s,
-                    " const int64_t __f{f}_min{d} = env.f{f}_min[{d}]; const int64_t __f{f}_stride{d} = env.f{f}_stride[{d}]; (void)__f{f}_min{d}; (void)__f{f}_stride{d};"
+                    " const int64_t __f{f}_min{d} = env.f{f}_min[{d}]; const int64_t __f{f}_stride{d} = {stride}; (void)__f{f}_min{d}; (void)__f{f}_stride{d};"
                 );
             }
             s += "\n";
@@ -424,7 +441,7 @@ impl Program<'_> {
         // jumps over an initialization in the scope of the label.
         // Every buffer below PL_NARROW_LIMIT elements so far: kernels with
         // 32-bit offsets.
-        h += "  bool narrow = true;\n";
+        h += "  bool narrow = true, dense = true;\n";
         // The symbols in the kernels' parameters, and on the host as `__s`.
         let _ = writeln!(
             h,
@@ -440,13 +457,18 @@ impl Program<'_> {
                 let k = 3 * (dim + d);
                 let _ = writeln!(
                     h,
-                    "    const int64_t __in{i}_min{d} = input_dims[{k}]; const int32_t {} = (int32_t)input_dims[{}]; const int64_t __in{i}_stride{d} = input_dims[{}];\n    env.in{i}_min[{d}] = __in{i}_min{d}; env.in{i}_ext[{d}] = {}; env.in{i}_stride[{d}] = __in{i}_stride{d}; env.in{i}_last[{d}] = pl::last_coord(__in{i}_min{d}, input_dims[{k} + 1]);\n    if ({} <= 0) span = 0; else if (span > 0) span += ({} - 1) * __in{i}_stride{d};",
+                    "    const int64_t __in{i}_min{d} = input_dims[{k}]; const int32_t {} = (int32_t)input_dims[{}]; const int64_t __in{i}_stride{d} = input_dims[{}];\n    env.in{i}_min[{d}] = __in{i}_min{d}; env.in{i}_ext[{d}] = {}; env.in{i}_stride[{d}] = __in{i}_stride{d}; env.in{i}_last[{d}] = pl::last_coord(__in{i}_min{d}, input_dims[{k} + 1]);\n    if ({} <= 0) span = 0; else if (span > 0) span += ({} - 1) * __in{i}_stride{d};{}",
                     names::input_extent(i, d),
                     k + 1,
                     k + 2,
                     names::input_extent(i, d),
                     names::input_extent(i, d),
-                    names::input_extent(i, d)
+                    names::input_extent(i, d),
+                    if d == 0 {
+                        format!(" if ({} > 1 && __in{i}_stride0 != 1) dense = false;", names::input_extent(i, d))
+                    } else {
+                        String::new()
+                    }
                 );
             }
             let _ = writeln!(
@@ -491,9 +513,14 @@ impl Program<'_> {
                 let j = 3 * (dim + d);
                 let _ = writeln!(
                     h,
-                    "  const int64_t __out{k}_min{d} = output_dims[{j}], __out{k}_ext{d} = output_dims[{}], __out{k}_stride{d} = output_dims[{}];\n  if (__out{k}_ext{d} <= 0) __out{k}_span = 0; else if (__out{k}_span > 0) __out{k}_span += (__out{k}_ext{d} - 1) * __out{k}_stride{d};",
+                    "  const int64_t __out{k}_min{d} = output_dims[{j}], __out{k}_ext{d} = output_dims[{}], __out{k}_stride{d} = output_dims[{}];\n  if (__out{k}_ext{d} <= 0) __out{k}_span = 0; else if (__out{k}_span > 0) __out{k}_span += (__out{k}_ext{d} - 1) * __out{k}_stride{d};{}",
                     j + 1,
-                    j + 2
+                    j + 2,
+                    if d == 0 {
+                        format!(" if (__out{k}_ext0 > 1 && __out{k}_stride0 != 1) dense = false;")
+                    } else {
+                        String::new()
+                    }
                 );
             }
             let _ = writeln!(
@@ -627,7 +654,7 @@ impl Program<'_> {
                 done?;
                 let _ = writeln!(
                     self.kernels,
-                    "template <typename I>\n__global__ void k{k}(Env env) {{\n{}{body}}}",
+                    "template <typename I, bool D>\n__global__ void k{k}(Env env) {{\n{}{body}}}",
                     self.unpack()
                 );
                 let _ = writeln!(
@@ -681,9 +708,17 @@ impl Program<'_> {
                 &format!("threadIdx.{}", axis(j, nt)),
             );
         }
+        // The block's shape is the launch's, a constant the compiler may
+        // fold (a phase's loops step by it).
+        for axis_name in ["x", "y", "z"] {
+            let width = (0..nt)
+                .find(|&j| axis(j, nt) == axis_name)
+                .map_or(1, |j| nest.block[j].1);
+            code = code.replace(&format!("blockDim.{axis_name}"), &width.to_string());
+        }
         let _ = writeln!(
             self.kernels,
-            "template <typename I>\n__global__ void k{k}(Env env) {{\n{}{code}}}",
+            "template <typename I, bool D>\n__global__ void k{k}(Env env) {{\n{}{code}}}",
             self.unpack()
         );
         // The launch: the grid from the block loops' bounds (nothing to do
@@ -798,7 +833,8 @@ impl Program<'_> {
     /// Func `f`'s buffer over `region`, dense with dimension 0 fastest (a
     /// folded dimension from 0): per dimension, its first coordinate and
     /// its stride assigned to what `names(d)` gives (a field, or a
-    /// declaration), and the element count multiplied into `count`.
+    /// declaration), and the element count multiplied into `count`
+    /// (which starts at 1: the kernels take dimension 0's stride to be 1).
     fn layout(
         &mut self,
         f: FuncId,

@@ -233,10 +233,10 @@ impl Program<'_> {
                         capacity * elem,
                     )));
                 }
-                *code += &self.kernel_layout(f, region, fold, &pad);
+                *code += &self.bounded_layout(f, region, fold, &pad);
                 let _ = writeln!(
                     code,
-                    "{pad}  if (__n{f} > {capacity}) PL_TRAP();\n{pad}  __shared__ {c_ty} __sh{f}[{capacity}];\n{pad}  {c_ty}* __f{f} = __sh{f};"
+                    "{pad}  __shared__ {c_ty} __sh{f}[{capacity}];\n{pad}  {c_ty}* __f{f} = __sh{f};"
                 );
                 nest.shared_scopes += 1;
                 self.nest(body, nest, code, depth + 1)?;
@@ -399,7 +399,7 @@ impl Program<'_> {
             let n = loops.len();
             let mut inner = pad.clone() + "  ";
             let mut closing = 0;
-            for (k, (var, lo, hi)) in loops.iter().enumerate() {
+            for (k, (var, lo_expr, hi_expr)) in loops.iter().enumerate() {
                 let v = names::loop_var(var);
                 let (start, step) = match n - 1 - k {
                     _ if n == 1 => ("__tid", "__threads"),
@@ -407,14 +407,23 @@ impl Program<'_> {
                     1 => ("__tyz", "__nyz"),
                     _ => ("0", "1"),
                 };
-                let _ = writeln!(
-                    code,
-                    "{inner}for (I {v} = {} + {start}, __hi{k} = {}; {v} <= __hi{k}; {v} += {step}) {{",
-                    e.expr(lo),
-                    e.expr(hi)
-                );
-                inner += "  ";
-                closing += 1;
+                // Where a constant bounds the loop's extent, so does the
+                // number of steps each thread takes (the block's shape is a
+                // constant too): unrolled, each step guarded.
+                let (lo, hi) = (e.expr(lo_expr), e.expr(hi_expr));
+                let (open, scopes) = match self.extent_bound(lo_expr, hi_expr).filter(|_| step != "1") {
+                    Some(bound) => (
+                        format!("#pragma unroll\n{inner}for (I __k{k} = 0; __k{k} < ({bound} + {step} - 1) / {step}; __k{k}++) {{\n{inner}  const I {v} = {lo} + {start} + __k{k} * {step};\n{inner}  if ({v} <= {hi}) {{"),
+                        2,
+                    ),
+                    None => (
+                        format!("for (I {v} = {lo} + {start}, __hi{k} = {hi}; {v} <= __hi{k}; {v} += {step}) {{"),
+                        1,
+                    ),
+                };
+                let _ = writeln!(code, "{inner}{open}");
+                inner += &"  ".repeat(scopes);
+                closing += scopes;
             }
             self.device_stmt(body, code, depth + 1 + closing)?;
             for _ in 0..closing {
@@ -452,6 +461,170 @@ impl Program<'_> {
         )
     }
 
+    /// Func `f`'s buffer over `region` in an array of [`Program::capacity`]
+    /// elements: dense with dimension 0 fastest, each dimension as long as
+    /// the constant that bounds its extent (a folded one, its fold), so
+    /// that the strides are constants; an extent beyond its bound (a bound
+    /// wrong by mistake) stops the kernel, never writes past the array.
+    /// Opens a scope, as [`Program::kernel_layout`] does.
+    fn bounded_layout(
+        &mut self,
+        f: FuncId,
+        region: &[(Expr, Expr)],
+        fold: &[Option<i64>],
+        pad: &str,
+    ) -> String {
+        self.folds[f] = fold.to_vec();
+        let mut out = format!("{pad}{{\n");
+        let mut stride: i128 = 1;
+        for (d, (lo, hi)) in region.iter().enumerate() {
+            let bound = match fold[d] {
+                Some(n) => n as i128,
+                None => self
+                    .extent_bound(lo, hi)
+                    .expect("a capacity bounds every dimension"),
+            };
+            let e = self.exprs(None);
+            let ix = if crate::codegen::cuda::is_index(lo) && crate::codegen::cuda::is_index(hi) {
+                "I"
+            } else {
+                "int64_t"
+            };
+            let _ = write!(
+                out,
+                "{pad}  const {ix} __lo{f}_{d} = {}, __hi{f}_{d} = {}; const I __f{f}_min{d} = __lo{f}_{d}; const I __f{f}_stride{d} = {stride};",
+                e.expr(lo),
+                e.expr(hi)
+            );
+            if fold[d].is_none() {
+                let _ = write!(
+                    out,
+                    " if (__hi{f}_{d} >= __lo{f}_{d} && __hi{f}_{d} - __lo{f}_{d} >= {bound}) PL_TRAP();"
+                );
+            }
+            out += "\n";
+            stride = stride.saturating_mul(bound.max(1));
+        }
+        out
+    }
+
+    /// The last lane of a vectorized loop from `min` to `max` as a
+    /// constant: `max` itself, or the constant side of `min(c, e)` where
+    /// the thread loops' bounds imply `c <= e` (a split's tail that no
+    /// thread reaches), with at most 16 lanes from a constant `min`.
+    fn lanes_last(&self, min: &Expr, max: &Expr) -> Option<i128> {
+        let first = min.as_int()?;
+        let last = max.as_int().or_else(|| {
+            let ExprKind::Binary(BinOp::Min, a, b) = &max.kind else {
+                return None;
+            };
+            let (c, e) = match (a.as_int(), b.as_int()) {
+                (Some(c), None) => (c, b),
+                (None, Some(c)) => (c, a),
+                _ => return None,
+            };
+            // c <= e, as c - e < 1.
+            let diff = Expr::binary(BinOp::Sub, Expr::i64(c), (**e).clone());
+            implied(
+                &Expr::binary(BinOp::Lt, diff, Expr::i64(1)),
+                &self.thread_bounds,
+            )
+            .then_some(c)
+        })?;
+        (first == 0 && (0..16).contains(&last)).then_some(last)
+    }
+
+    /// A vectorized loop `v` over lanes `min..=last` whose body is
+    /// bindings around one store, under a guard or not, of a value whose
+    /// loads are in range at any point ([`in_range_anywhere`]): every
+    /// lane's value into a local array, then each lane's guarded store.
+    /// False (nothing written) for another body.
+    fn speculated_lanes(
+        &mut self,
+        v: &str,
+        min: &Expr,
+        last: i128,
+        body: &Stmt,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<bool, Unsupported> {
+        let mut bindings = Vec::new();
+        let mut s = body;
+        while let Stmt::LetCoord { body, .. } | Stmt::LetSym { body, .. } = s {
+            bindings.push(s);
+            s = body;
+        }
+        let (guard, store) = match s {
+            Stmt::If { cond, body } => (Some(cond), &**body),
+            other => (None, other),
+        };
+        let Stmt::Store {
+            func,
+            update,
+            args,
+            value,
+        } = store
+        else {
+            return Ok(false);
+        };
+        if !in_range_anywhere(value) || guard.is_some_and(|g| !in_range_anywhere(g)) {
+            return Ok(false);
+        }
+        let pad = "  ".repeat(depth);
+        let ty = self.p().funcs[*func].ty;
+        let c_ty = buffer_type(ty);
+        let lanes = last + 1;
+        let first = self.exprs(None).expr(min);
+        let _ = writeln!(out, "{pad}{{ {c_ty} __lane[{lanes}];");
+        for pass in 0..2 {
+            let _ = writeln!(
+                out,
+                "{pad}#pragma unroll\n{pad}for (int64_t {v} = {first}; {v} <= {last}; {v}++) {{"
+            );
+            let mut inner = depth + 1;
+            for b in &bindings {
+                self.bind(b);
+                let (open, _) = self.scope(b).expect("a binding");
+                let _ = writeln!(out, "{}{open}", "  ".repeat(inner));
+                inner += 1;
+            }
+            let ipad = "  ".repeat(inner);
+            let e = self.exprs(Some((*func, *update)));
+            if pass == 0 {
+                let mut x = e.expr(value);
+                if ty == Type::Bool {
+                    x = format!("(uint8_t)({x})");
+                }
+                let _ = writeln!(out, "{ipad}__lane[{v}] = {x};");
+            } else {
+                let at = e.offset(Source::Func(*func), args);
+                let guard = guard.map(|g| {
+                    if implied(g, &self.thread_bounds) {
+                        "true".to_string()
+                    } else {
+                        e.expr(g)
+                    }
+                });
+                let store = format!("__f{func}[{at}] = __lane[{v}];");
+                match guard {
+                    Some(g) => {
+                        let _ = writeln!(out, "{ipad}if ({g}) {store}");
+                    }
+                    None => {
+                        let _ = writeln!(out, "{ipad}{store}");
+                    }
+                }
+            }
+            for _ in &bindings {
+                inner -= 1;
+                let _ = writeln!(out, "{}}}", "  ".repeat(inner));
+            }
+            let _ = writeln!(out, "{pad}}}");
+        }
+        let _ = writeln!(out, "{pad}}}");
+        Ok(true)
+    }
+
     /// Device code for `s` inside a kernel.
     pub(super) fn device_stmt(
         &mut self,
@@ -477,8 +650,20 @@ impl Program<'_> {
                 if kind.is_gpu() && !(self.threads_serial && *kind == LoopKind::GpuThread) {
                     return Err("a GPU loop inside a kernel's serial code".into());
                 }
-                let e = self.exprs(None);
                 let v = names::loop_var(var);
+                // A vectorized loop's lanes, where their count is a constant
+                // and the loads of every lane's value are in range whatever
+                // the lane: all values first, then the guarded stores, so
+                // that neighbouring lanes share their loads as Halide's
+                // vector lanes do.
+                if *kind == LoopKind::Vectorized {
+                    if let Some(last) = self.lanes_last(min, max) {
+                        if self.speculated_lanes(&v, min, last, body, out, depth)? {
+                            return Ok(());
+                        }
+                    }
+                }
+                let e = self.exprs(None);
                 if matches!(kind, LoopKind::Unrolled | LoopKind::Vectorized) {
                     let _ = writeln!(out, "{pad}#pragma unroll");
                 }
@@ -536,14 +721,14 @@ impl Program<'_> {
                 let local = self
                     .capacity(region, fold)
                     .filter(|&n| n * elem <= MAX_LOCAL_BYTES);
-                *out += &self.kernel_layout(f, region, fold, &pad);
                 match local {
                     // Checked as shared memory is: a wrong bound stops the
                     // kernel.
                     Some(n) => {
+                        *out += &self.bounded_layout(f, region, fold, &pad);
                         let _ = writeln!(
                             out,
-                            "{pad}  if (__n{f} > {n}) PL_TRAP();\n{pad}  {c_ty} __loc{f}[{n}];\n{pad}  {c_ty}* __f{f} = __loc{f};\n{pad}  {{"
+                            "{pad}  {c_ty} __loc{f}[{n}];\n{pad}  {c_ty}* __f{f} = __loc{f};\n{pad}  {{"
                         );
                         self.device_stmt(body, out, depth + 2)?;
                         let _ = writeln!(out, "{pad}  }}\n{pad}}}");
@@ -551,6 +736,7 @@ impl Program<'_> {
                     // Out of device heap, the kernel stops (the launch
                     // fails): never a result computed from a missing buffer.
                     None => {
+                        *out += &self.kernel_layout(f, region, fold, &pad);
                         let _ = writeln!(
                             out,
                             "{pad}  {c_ty}* __f{f} = ({c_ty}*)malloc((__n{f} > 0 ? __n{f} : 1) * sizeof({c_ty}));\n{pad}  if (!__f{f}) PL_TRAP();\n{pad}  {{"
@@ -601,8 +787,9 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
                         Expr::i64(1),
                     ),
                 );
-                let step = simplify(&Expr::binary(BinOp::Sub, next, p.clone()));
-                if step.as_int().is_none_or(|k| k <= 0) {
+                let step = linear_difference(&next, &p)
+                    .or_else(|| simplify(&Expr::binary(BinOp::Sub, next, p.clone())).as_int());
+                if step.is_none_or(|k| k <= 0) {
                     return false;
                 }
                 p = at(&p, v, max);
@@ -611,6 +798,29 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether every load in `e` is in range at any coordinate: only loads of
+/// inputs, through their `clamp_edge` in every dimension (the input is not
+/// empty where it is read at all).
+fn in_range_anywhere(e: &Expr) -> bool {
+    !e.any(&mut |n| match &n.kind {
+        ExprKind::Load {
+            source: Source::Input(i),
+            args,
+            ..
+        } => !args.iter().enumerate().all(|(d, a)| {
+            matches!(&a.kind, ExprKind::Boundary {
+                mode: BoundaryMode::ClampEdge,
+                min,
+                extent,
+                ..
+            } if matches!(min.kind, ExprKind::InputMin(j, k) if j == *i && k == d)
+                && matches!(extent.kind, ExprKind::InputExtent(j, k) if j == *i && k == d))
+        }),
+        ExprKind::Load { .. } => true,
+        _ => false,
+    })
 }
 
 /// Whether `p < q` always: their difference a negative constant (`p` and `q`
