@@ -164,7 +164,7 @@ profile() {
     echo "== kernels alone ($ncu)"
     : > "$out/ncu.txt"
     local name side prog
-    for name in blur_root blur_shared blur_wide down2 gauss5x5 harris grey bilateral_grid; do
+    for name in blur_root blur_shared blur_wide blur_slide copy down2 gauss5x5 harris grey bilateral_grid; do
         for side in ours halide; do
             prog=$KIT/cuda_compare
             [ "$side" = halide ] && prog=$KIT/halide_cuda
@@ -181,7 +181,7 @@ profile() {
 # Why the kernels that trail Halide's do: for each, ours and Halide's, the
 # instructions its warps execute, registers, achieved occupancy, shared
 # memory bank conflicts and global load requests and sectors (one call).
-DIAGNOSED="blur_shared gauss5x5 blur_wide harris grey"
+DIAGNOSED="blur_shared blur_wide blur_slide copy harris grey"
 DIAGNOSTICS=smsp__inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
 diagnose() {
     local out=$1 ncu name side prog

@@ -62,6 +62,14 @@ def pipelines(hl):
         blur_x, o = hl.Func("blur_x"), hl.Func(name)
         blur_x[x, y] = (hl.cast(u32, c[x - 1, y]) + hl.cast(u32, c[x, y]) + hl.cast(u32, c[x + 1, y])) / 3
         o[x, y] = hl.cast(u16, (blur_x[x, y - 1] + blur_x[x, y] + blur_x[x, y + 1]) / 3)
+        if how == "slide":
+            # Each thread a column of 8 points, blur_x sliding down it.
+            yt, yii = hl.Var("yt"), hl.Var("yii")
+            o.split(x, xo, xi, 32).split(y, yo, yt, 64).split(yt, yi, yii, 8)
+            o.reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi)
+            blur_x.store_at(o, xi).compute_at(o, yii)
+            out[name] = (o, inp)
+            return
         if how == "wide":
             # Inlined, four neighbouring points a thread (32 x 8 threads).
             xv = hl.Var("xv")
@@ -79,6 +87,14 @@ def pipelines(hl):
     blur("blur_root", "root")
     blur("blur_shared", "shared")
     blur("blur_wide", "wide")
+    blur("blur_slide", "slide")
+
+    # The bandwidth a kernel can reach: each point read and written once.
+    inp = hl.ImageParam(u16, 2, "input")
+    cp = hl.Func("copy")
+    cp[x, y] = inp[x, y]
+    cp.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
+    out["copy"] = (cp, inp)
 
     inp = hl.ImageParam(hl.UInt(8), 2, "input")
     c = hl.BoundaryConditions.repeat_edge(inp)

@@ -10,8 +10,10 @@
 #include "HalideBuffer.h"
 #include "HalideRuntimeCuda.h"
 #include "halide_bilateral_grid.h"
+#include "halide_copy.h"
 #include "halide_blur_root.h"
 #include "halide_blur_shared.h"
+#include "halide_blur_slide.h"
 #include "halide_blur_wide.h"
 #include "halide_down2.h"
 #include "halide_gauss5x5.h"
@@ -114,6 +116,10 @@ int main(int argc, char** argv) {
         dump(dir, "blur_shared", out);
         timed("blur_wide", out, [&] { return halide_blur_wide(in, out); });
         dump(dir, "blur_wide", out);
+        timed("blur_slide", out, [&] { return halide_blur_slide(in, out); });
+        dump(dir, "blur_slide", out);
+        timed("copy", out, [&] { return halide_copy(in, out); });
+        dump(dir, "copy", out);
         auto half = output<uint16_t>(w / 2, h / 2);
         timed("down2", half, [&] { return halide_down2(in, half); });
         dump(dir, "down2", half);

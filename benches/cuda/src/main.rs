@@ -64,6 +64,29 @@ pipeline! {
         out.gpu_tile(x, y, xo, yo, xi, yi, 128, 8).vectorize(xi, 4);
     }
 
+    pub fn blur_slide(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur_slide for cuda {
+        // Each thread a column of 8 points: `blur_x` slides down it, one
+        // new row a point (10 rows for 8 points where blur_wide computes 24).
+        blur_x.store_at(out, xi).compute_at(out, yii);
+        out.split(x, xo, xi, 32).split(y, yo, yt, 64).split(yt, yi, yii, 8)
+            .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);
+    }
+
+    /// The bandwidth a kernel can reach: each point read and written once.
+    pub fn copy(input: Image<u16, 2>) -> Image<u16, 2> {
+        out(x, y) = input(x, y);
+        out
+    }
+    schedule copy for cuda {
+        out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
     pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
         let c = input.clamp_edge();
         gauss_x(x, y) = (c(x - 2, y) as u16) + 4 * (c(x - 1, y) as u16) + 6 * (c(x, y) as u16)
@@ -207,6 +230,12 @@ fn main() -> Result<(), Error> {
         })?;
         timed("blur_wide", &mut out, &expected, host.len() * 2, |o| {
             blur_wide::cuda_device(&input, o)
+        })?;
+        timed("blur_slide", &mut out, &expected, host.len() * 2, |o| {
+            blur_slide::cuda_device(&input, o)
+        })?;
+        timed("copy", &mut out, &host, host.len() * 2, |o| {
+            copy::cuda_device(&input, o)
         })?;
         let mut half = Buffer::<u16, 2>::new([w / 2, h / 2]);
         down2(&host, &mut half)?;
