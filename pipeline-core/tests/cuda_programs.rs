@@ -405,6 +405,17 @@ fn hex_in(img: &Image, layout: Layout) -> String {
         .collect()
 }
 
+/// The CUDA C++ of the blur under its hand-written schedule `k`.
+fn blur_emitted(k: usize) -> String {
+    let source = format!(
+        "{}\nschedule blur for cuda {{ {} }}",
+        cuda::BLUR,
+        cuda::BLUR_SCHEDULES[k]
+    );
+    let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
+    generate_with(&l, "blur", Options::default()).unwrap()
+}
+
 /// A thread's vector lanes whose loads are all clamped to an input compute
 /// every lane's value before the guarded stores (so that neighbouring
 /// lanes share loads); lanes that read another func's buffer do not (its
@@ -412,21 +423,20 @@ fn hex_in(img: &Image, layout: Layout) -> String {
 /// interpreter in `hand_written_gpu_schedules_run_as_the_interpreter`.
 #[test]
 fn vector_lanes_compute_their_values_first_only_where_every_load_is_clamped() {
-    let emitted = |k: usize| {
-        let source = format!(
-            "{}\nschedule blur for cuda {{ {} }}",
-            cuda::BLUR,
-            cuda::BLUR_SCHEDULES[k]
-        );
-        let l = pipeline_core::cuda_lowered_from_source(&source, "blur").unwrap();
-        generate_with(&l, "blur", Options::default()).unwrap()
-    };
-    let (inlined, at_root) = (emitted(7), emitted(2));
+    let (inlined, at_root) = (blur_emitted(7), blur_emitted(2));
     assert!(inlined.contains("__lane["), "{inlined}");
     assert!(
         at_root.contains("#pragma unroll") && !at_root.contains("__lane["),
         "{at_root}"
     );
+}
+
+/// A buffer folded by a power of two (a window sliding down a thread's
+/// column) is indexed by a mask, not a 64-bit remainder.
+#[test]
+fn a_folded_buffer_in_a_kernel_is_indexed_by_a_mask() {
+    let sliding = blur_emitted(8);
+    assert!(sliding.contains("& (I)3)"), "{sliding}");
 }
 
 /// Without kernels for large buffers, a launcher given a buffer over the

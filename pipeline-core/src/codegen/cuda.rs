@@ -388,6 +388,12 @@ impl Exprs<'_> {
             .map(|(d, c)| {
                 let c = self.expr(c);
                 let offset = match folds.get(d).copied().flatten() {
+                    // A power of two (as loop synthesis folds): the
+                    // Euclidean remainder is the low bits, in two's
+                    // complement too.
+                    Some(n) if n > 0 && n & (n - 1) == 0 => {
+                        format!("((I)({c}) & (I){})", n - 1)
+                    }
                     Some(n) => format!("(I)pl::rem_near((int64_t)({c}), {n}ll)"),
                     None => format!("((I)({c}) - (I){base}_min{d})"),
                 };

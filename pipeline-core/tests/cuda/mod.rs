@@ -90,9 +90,11 @@ pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
 /// one around a serial loop, loops inside a thread, a func per thread, and
 /// funcs per block (in shared memory): shared out among the block's
 /// threads, on threads of their own, and per iteration of a serial loop
-/// inside the blocks; and vector lanes of a thread whose loads are all
-/// clamped (their values computed before the guarded stores).
-pub const BLUR_SCHEDULES: [&str; 8] = [
+/// inside the blocks; vector lanes of a thread whose loads are all
+/// clamped (their values computed before the guarded stores); and a
+/// column of points a thread with `blur_x` sliding down it, in a folded
+/// buffer of the thread's own.
+pub const BLUR_SCHEDULES: [&str; 9] = [
     "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
      out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
     "blur_x.compute_inline();
@@ -109,6 +111,9 @@ pub const BLUR_SCHEDULES: [&str; 8] = [
      out.split(x, xo, xi, 32).split(y, yo, yi, 8).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
     "blur_x.compute_inline();
      out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
+    "blur_x.store_at(out, xi).compute_at(out, yii);
+     out.split(x, xo, xi, 16).split(y, yo, yt, 16).split(yt, yi, yii, 4)
+        .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);",
 ];
 
 /// A func with an update computed per block: the pure definition shared

@@ -4,6 +4,7 @@
 //! the statements each thread runs.
 
 use super::*;
+use crate::codegen::cuda::is_index;
 use crate::lower::loops::linear_difference;
 
 /// What a kernel's nest binds.
@@ -298,35 +299,12 @@ impl Program<'_> {
     }
 
     /// A constant bound of the extent `hi - lo + 1` wherever the loops
-    /// around are: `min(a + 31, m) - max(a, n) + 1` is at most 32.
+    /// around are: `min(a + 31, m) - max(a, n) + 1` is at most 32; where
+    /// a bound is a selection (a sliding window's first iteration), the
+    /// larger of its two sides'.
     fn extent_bound(&self, lo: &Expr, hi: &Expr) -> Option<i128> {
-        fn operands<'e>(e: &'e Expr, op: BinOp, out: &mut Vec<&'e Expr>) {
-            match &e.kind {
-                ExprKind::Binary(o, a, b) if *o == op => {
-                    operands(a, op, out);
-                    operands(b, op, out);
-                }
-                _ => out.push(e),
-            }
-        }
         let (lo, hi) = (simplify(&self.resolved(lo)), simplify(&self.resolved(hi)));
-        let (mut highs, mut lows) = (Vec::new(), Vec::new());
-        operands(&hi, BinOp::Min, &mut highs);
-        operands(&lo, BinOp::Max, &mut lows);
-        let mut best: Option<i128> = None;
-        for h in &highs {
-            for l in &lows {
-                let extent = Expr::binary(
-                    BinOp::Add,
-                    Expr::binary(BinOp::Sub, (*h).clone(), (*l).clone()),
-                    Expr::i64(1),
-                );
-                if let Some(c) = simplify(&extent).as_int() {
-                    best = Some(best.map_or(c, |b| b.min(c)));
-                }
-            }
-        }
-        best.map(|b| b.max(0))
+        extent_bound_of(&lo, &hi)
     }
 
     /// A stage at the block level of a kernel (a func computed per block,
@@ -485,7 +463,7 @@ impl Program<'_> {
                     .expect("a capacity bounds every dimension"),
             };
             let e = self.exprs(None);
-            let ix = if crate::codegen::cuda::is_index(lo) && crate::codegen::cuda::is_index(hi) {
+            let ix = if is_index(lo) && is_index(hi) {
                 "I"
             } else {
                 "int64_t"
@@ -579,7 +557,7 @@ impl Program<'_> {
         for pass in 0..2 {
             let _ = writeln!(
                 out,
-                "{pad}#pragma unroll\n{pad}for (int64_t {v} = {first}; {v} <= {last}; {v}++) {{"
+                "{pad}#pragma unroll\n{pad}for (I {v} = {first}; {v} <= {last}; {v}++) {{"
             );
             let mut inner = depth + 1;
             for b in &bindings {
@@ -664,15 +642,32 @@ impl Program<'_> {
                     }
                 }
                 let e = self.exprs(None);
+                let (lo, hi) = (e.expr(min), e.expr(max));
+                // Index arithmetic's loops count in the kernel's index
+                // type (32 bits where the launcher found the symbols small).
+                let ty = match is_index(min) && is_index(max) {
+                    true => "I",
+                    false => "int64_t",
+                };
+                // A loop of at most a few iterations whatever the block
+                // (a sliding window's new rows, a thread's own column):
+                // unrolled to that many guarded steps, no loop to run.
+                if let Some(n) = self
+                    .extent_bound(min, max)
+                    .filter(|&n| ty == "I" && (1..=MAX_STEPS).contains(&n))
+                {
+                    let _ = writeln!(
+                        out,
+                        "{pad}#pragma unroll\n{pad}for (I __k_{v} = 0; __k_{v} < {n}; __k_{v}++) {{\n{pad}  const I {v} = {lo} + __k_{v};\n{pad}  if ({v} <= {hi}) {{"
+                    );
+                    self.device_stmt(body, out, depth + 2)?;
+                    let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+                    return Ok(());
+                }
                 if matches!(kind, LoopKind::Unrolled | LoopKind::Vectorized) {
                     let _ = writeln!(out, "{pad}#pragma unroll");
                 }
-                let _ = writeln!(
-                    out,
-                    "{pad}for (int64_t {v} = {}; {v} <= {}; {v}++) {{",
-                    e.expr(min),
-                    e.expr(max)
-                );
+                let _ = writeln!(out, "{pad}for ({ty} {v} = {lo}; {v} <= {hi}; {v}++) {{");
                 self.device_stmt(body, out, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -799,6 +794,46 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
         _ => false,
     }
 }
+
+/// [`Program::extent_bound`] of resolved and simplified bounds.
+fn extent_bound_of(lo: &Expr, hi: &Expr) -> Option<i128> {
+    fn operands<'e>(e: &'e Expr, op: BinOp, out: &mut Vec<&'e Expr>) {
+        match &e.kind {
+            ExprKind::Binary(o, a, b) if *o == op => {
+                operands(a, op, out);
+                operands(b, op, out);
+            }
+            _ => out.push(e),
+        }
+    }
+    if let ExprKind::Select(_, a, b) = &lo.kind {
+        return Some(extent_bound_of(a, hi)?.max(extent_bound_of(b, hi)?));
+    }
+    if let ExprKind::Select(_, a, b) = &hi.kind {
+        return Some(extent_bound_of(lo, a)?.max(extent_bound_of(lo, b)?));
+    }
+    let (mut highs, mut lows) = (Vec::new(), Vec::new());
+    operands(hi, BinOp::Min, &mut highs);
+    operands(lo, BinOp::Max, &mut lows);
+    let mut best: Option<i128> = None;
+    for h in &highs {
+        for l in &lows {
+            let extent = Expr::binary(
+                BinOp::Add,
+                Expr::binary(BinOp::Sub, (*h).clone(), (*l).clone()),
+                Expr::i64(1),
+            );
+            if let Some(c) = simplify(&extent).as_int() {
+                best = Some(best.map_or(c, |b| b.min(c)));
+            }
+        }
+    }
+    best.map(|b| b.max(0))
+}
+
+/// The most iterations of a serial loop inside a kernel that are unrolled
+/// into guarded steps where a constant bounds its extent.
+const MAX_STEPS: i128 = 4;
 
 /// Whether every load in `e` is in range at any coordinate: only loads of
 /// inputs, through their `clamp_edge` in every dimension (the input is not
