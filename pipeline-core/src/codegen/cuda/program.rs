@@ -202,8 +202,9 @@ struct Program<'a> {
     /// The local symbols the host's statements bind around the statement
     /// being emitted.
     host_syms: Vec<SymId>,
-    /// The thread loops around the device code being emitted, each with
-    /// its largest value (their guards hold inside).
+    /// The thread loops around the device code being emitted, and the
+    /// serial loops inside them, each with its largest value (their
+    /// guards hold inside).
     thread_bounds: Vec<(LoopVar, Expr)>,
 }
 

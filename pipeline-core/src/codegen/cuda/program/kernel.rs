@@ -576,13 +576,8 @@ impl Program<'_> {
                 let _ = writeln!(out, "{ipad}__lane[{v}] = {x};");
             } else {
                 let at = e.offset(Source::Func(*func), args);
-                let guard = guard.map(|g| {
-                    if implied(g, &self.thread_bounds) {
-                        "true".to_string()
-                    } else {
-                        e.expr(g)
-                    }
-                });
+                let guard =
+                    guard.and_then(|g| residual(g, &self.thread_bounds).map(|g| e.expr(&g)));
                 let store = format!("__f{func}[{at}] = __lane[{v}];");
                 match guard {
                     Some(g) => {
@@ -668,13 +663,26 @@ impl Program<'_> {
                     let _ = writeln!(out, "{pad}#pragma unroll");
                 }
                 let _ = writeln!(out, "{pad}for ({ty} {v} = {lo}; {v} <= {hi}; {v}++) {{");
-                self.device_stmt(body, out, depth + 1)?;
+                // Inside, the loop's bound is known as the threads' are.
+                self.thread_bounds.push((var.clone(), max.clone()));
+                let inner = self.device_stmt(body, out, depth + 1);
+                self.thread_bounds.pop();
+                inner?;
                 let _ = writeln!(out, "{pad}}}");
             }
-            // A split's guard that the thread loops' own bounds imply (the
+            // A split's guard, less what the loops' own bounds imply (the
             // tail's threads stop at the loop's guard already).
-            Stmt::If { cond, body } if implied(cond, &self.thread_bounds) => {
-                let _ = writeln!(out, "{pad}{{");
+            Stmt::If { cond, body }
+                if residual(cond, &self.thread_bounds).as_ref() != Some(cond) =>
+            {
+                match residual(cond, &self.thread_bounds) {
+                    None => {
+                        let _ = writeln!(out, "{pad}{{");
+                    }
+                    Some(rest) => {
+                        let _ = writeln!(out, "{pad}if ({}) {{", self.exprs(None).expr(&rest));
+                    }
+                }
                 self.device_stmt(body, out, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -792,6 +800,19 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
             below(&p, q)
         }
         _ => false,
+    }
+}
+
+/// `cond` without the conjuncts that `bounds` imply ([`implied`]); `None`
+/// where it implies them all.
+fn residual(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> Option<Expr> {
+    match &cond.kind {
+        ExprKind::Binary(BinOp::And, a, b) => match (residual(a, bounds), residual(b, bounds)) {
+            (None, rest) | (rest, None) => rest,
+            (Some(x), Some(y)) => Some(Expr::binary(BinOp::And, x, y)),
+        },
+        _ if implied(cond, bounds) => None,
+        _ => Some(cond.clone()),
     }
 }
 
