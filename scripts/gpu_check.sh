@@ -151,30 +151,44 @@ sys.exit(0 if d <= 1e-5 else 1)
 PY
 }
 
-# Each pipeline of the comparison alone under Nsight Compute, ours and
-# Halide's: every kernel's time and DRAM traffic at the GPU's own clocks,
-# caches left as the previous kernel left them (as in a real run).
+# Nsight Compute, where this machine has it.
+ncu_path() {
+    command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true
+}
+
+# Each pipeline of NAMES alone under Nsight Compute (NCU, with the
+# arguments after NAMES), ours and Halide's, each making RUNS timed calls:
+# appended to FILE under a `== side name` line.
+ncu_each() {
+    local ncu=$1 file=$2 runs=$3 names=$4 name side prog
+    shift 4
+    : > "$file"
+    for name in $names; do
+        for side in ours halide; do
+            prog=$KIT/cuda_compare
+            [ "$side" = halide ] && prog=$KIT/halide_cuda
+            echo "== $side $name" >> "$file"
+            CUDA_COMPARE_ONLY=$name CUDA_COMPARE_RUNS=$runs timeout 60 "$ncu" --csv --print-units base "$@" \
+                "$prog" >> "$file" 2>&1 || echo "ncu failed: $side $name" | tee -a "$file"
+        done
+    done
+}
+
+# Each pipeline of the comparison alone, ours and Halide's: every kernel's
+# time and DRAM traffic at the GPU's own clocks, caches left as the
+# previous kernel left them (as in a real run).
 profile() {
     local out=$1 ncu
-    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+    ncu=$(ncu_path)
     if [ -z "$ncu" ]; then
         echo "no ncu here: kernel times not measured" | tee "$out/ncu.txt"
         return
     fi
     echo "== kernels alone ($ncu)"
-    : > "$out/ncu.txt"
-    local name side prog
-    for name in blur_root blur_shared blur_wide blur_slide copy down2 gauss5x5 harris grey bilateral_grid; do
-        for side in ours halide; do
-            prog=$KIT/cuda_compare
-            [ "$side" = halide ] && prog=$KIT/halide_cuda
-            echo "== $side $name" >> "$out/ncu.txt"
-            CUDA_COMPARE_ONLY=$name CUDA_COMPARE_RUNS=$PROFILED_RUNS timeout 60 "$ncu" --csv \
-                --print-units base --clock-control none --cache-control none \
-                --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-                "$prog" >> "$out/ncu.txt" 2>&1 || echo "ncu failed: $side $name" | tee -a "$out/ncu.txt"
-        done
-    done
+    ncu_each "$ncu" "$out/ncu.txt" "$PROFILED_RUNS" \
+        "blur_root blur_shared blur_wide blur_slide copy down2 gauss5x5 harris grey bilateral_grid" \
+        --clock-control none --cache-control none \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
     echo "$(grep -c gpu__time_duration "$out/ncu.txt") kernel launches profiled"
 }
 
@@ -184,21 +198,11 @@ profile() {
 DIAGNOSED="blur_shared blur_wide blur_slide copy harris grey"
 DIAGNOSTICS=smsp__inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
 diagnose() {
-    local out=$1 ncu name side prog
-    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+    local out=$1 ncu
+    ncu=$(ncu_path)
     [ -z "$ncu" ] && return
     echo "== kernels' counters"
-    : > "$out/counters.txt"
-    for name in $DIAGNOSED; do
-        for side in ours halide; do
-            prog=$KIT/cuda_compare
-            [ "$side" = halide ] && prog=$KIT/halide_cuda
-            echo "== $side $name" >> "$out/counters.txt"
-            CUDA_COMPARE_ONLY=$name CUDA_COMPARE_RUNS=1 timeout 60 "$ncu" --csv --print-units base \
-                --metrics "$DIAGNOSTICS" "$prog" >> "$out/counters.txt" 2>&1 \
-                || echo "ncu failed: $side $name" | tee -a "$out/counters.txt"
-        done
-    done
+    ncu_each "$ncu" "$out/counters.txt" 1 "$DIAGNOSED" --metrics "$DIAGNOSTICS"
 }
 
 check() {
