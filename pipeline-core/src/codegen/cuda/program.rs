@@ -831,6 +831,15 @@ impl Program<'_> {
         })
     }
 
+    /// The C++ type of a range's bounds: the kernel's index type `I` for
+    /// index arithmetic in a kernel, else 64 bits.
+    fn range_type(&self, lo: &Expr, hi: &Expr) -> &'static str {
+        match self.in_kernel && super::is_index(lo) && super::is_index(hi) {
+            true => "I",
+            false => "int64_t",
+        }
+    }
+
     /// Func `f`'s buffer over `region`, dense with dimension 0 fastest (a
     /// folded dimension from 0): per dimension, its first coordinate and
     /// its stride assigned to what `names(d)` gives (a field, or a
@@ -852,11 +861,7 @@ impl Program<'_> {
             // Index arithmetic in a kernel: bounds and extent in its index
             // type, the count (checked against the buffer's capacity) in 64
             // bits.
-            let ix = if self.in_kernel && super::is_index(lo) && super::is_index(hi) {
-                "I"
-            } else {
-                "int64_t"
-            };
+            let ix = self.range_type(lo, hi);
             let _ = writeln!(
                 out,
                 "const {ix} __lo{f}_{d} = {}, __hi{f}_{d} = {}; {min} = __lo{f}_{d}; {stride} = {count}; {count} *= (int64_t)(__hi{f}_{d} >= __lo{f}_{d} ? __hi{f}_{d} - __lo{f}_{d} + 1 : 0);",

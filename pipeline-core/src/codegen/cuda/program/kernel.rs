@@ -4,7 +4,6 @@
 //! the statements each thread runs.
 
 use super::*;
-use crate::codegen::cuda::is_index;
 use crate::lower::loops::linear_difference;
 
 /// What a kernel's nest binds.
@@ -183,7 +182,7 @@ impl Program<'_> {
                     self.barrier(nest, code, &pad);
                 }
             }
-            Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+            Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
                 self.bind(s);
                 let (open, body) = self.scope(s).expect("a binding or a condition");
                 let _ = writeln!(code, "{pad}{open}");
@@ -463,11 +462,7 @@ impl Program<'_> {
                     .expect("a capacity bounds every dimension"),
             };
             let e = self.exprs(None);
-            let ix = if is_index(lo) && is_index(hi) {
-                "I"
-            } else {
-                "int64_t"
-            };
+            let ix = self.range_type(lo, hi);
             let _ = write!(
                 out,
                 "{pad}  const {ix} __lo{f}_{d} = {}, __hi{f}_{d} = {}; const I __f{f}_min{d} = __lo{f}_{d}; const I __f{f}_stride{d} = {stride};",
@@ -640,10 +635,7 @@ impl Program<'_> {
                 let (lo, hi) = (e.expr(min), e.expr(max));
                 // Index arithmetic's loops count in the kernel's index
                 // type (32 bits where the launcher found the symbols small).
-                let ty = match is_index(min) && is_index(max) {
-                    true => "I",
-                    false => "int64_t",
-                };
+                let ty = self.range_type(min, max);
                 // A loop of at most a few iterations whatever the block
                 // (a sliding window's new rows, a thread's own column):
                 // unrolled to that many guarded steps, no loop to run.
@@ -672,9 +664,7 @@ impl Program<'_> {
             }
             // A split's guard, less what the loops' own bounds imply (the
             // tail's threads stop at the loop's guard already).
-            Stmt::If { cond, body }
-                if residual(cond, &self.thread_bounds).as_ref() != Some(cond) =>
-            {
+            Stmt::If { cond, body } => {
                 match residual(cond, &self.thread_bounds) {
                     None => {
                         let _ = writeln!(out, "{pad}{{");
@@ -686,9 +676,9 @@ impl Program<'_> {
                 self.device_stmt(body, out, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::If { .. } => {
+            Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
                 self.bind(s);
-                let (open, body) = self.scope(s).expect("a binding or a condition");
+                let (open, body) = self.scope(s).expect("a binding");
                 let _ = writeln!(out, "{pad}{open}");
                 self.device_stmt(body, out, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
