@@ -49,14 +49,31 @@ fn stencil_chain(n: usize, hand: bool) -> String {
 
 /// The bodies of every `pipeline! { .. }` in the examples.
 fn examples() -> Vec<(String, String)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
-    let mut out = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("examples/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+    bodies(&["examples"])
+}
+
+/// The bodies of every `pipeline! { .. }` in the `.rs` files of `dirs`
+/// (and their subdirectories), each with its file's stem.
+fn bodies(dirs: &[&str]) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .map(|d| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(d))
         .collect();
+    while let Some(dir) = stack.pop() {
+        for path in std::fs::read_dir(&dir)
+            .expect("a readable directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+        {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
+    let mut out = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable example");
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
@@ -131,16 +148,44 @@ criterion_group!(benches, bench);
 /// chain once and exits, for an instruction count, which a busy machine
 /// does not disturb as it does times:
 /// `EXPANSION_ONCE=100 valgrind --tool=callgrind target/release/deps/expansion-<hash>`
-/// (the binary `cargo bench --bench expansion --no-run` names).
+/// (the binary `cargo bench --bench expansion --no-run` names);
+/// `EXPANSION_PRINT=1` also prints the expansion. `EXPANSION_DUMP=DIR`
+/// writes the expansion of every `pipeline!` body in examples/, tests/ and
+/// benches/ (and both 100-func chains) to DIR, one file each: a change
+/// meant to leave the generated code alone is checked by comparing two
+/// dumps.
 fn main() {
+    if let Some(dir) = std::env::var_os("EXPANSION_DUMP") {
+        dump(std::path::Path::new(&dir));
+        return;
+    }
     if let Ok(n) = std::env::var("EXPANSION_ONCE") {
         let n: usize = n
             .parse()
             .unwrap_or_else(|_| panic!("EXPANSION_ONCE={n} is not a count"));
         let hand = std::env::var_os("EXPANSION_HAND").is_some();
-        black_box(pipeline_core::expand(tokens(&stencil_chain(n, hand))));
+        let out = black_box(pipeline_core::expand(tokens(&stencil_chain(n, hand))));
+        if std::env::var_os("EXPANSION_PRINT").is_some() {
+            println!("{out}");
+        }
         return;
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
+}
+
+/// Writes every expansion `EXPANSION_DUMP` names (see `main`).
+fn dump(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).expect("a writable dump directory");
+    let mut all = bodies(&["examples", "tests", "benches"]);
+    all.push(("chain100".into(), stencil_chain(100, false)));
+    all.push(("chain100_hand".into(), stencil_chain(100, true)));
+    for (k, (name, body)) in all.iter().enumerate() {
+        let Ok(input) = body.parse::<TokenStream>() else {
+            continue;
+        };
+        let out = pipeline_core::expand(input).to_string();
+        std::fs::write(dir.join(format!("{k:03}_{name}.rs")), out).expect("written");
+    }
+    eprintln!("{} expansions in {}", all.len(), dir.display());
 }
