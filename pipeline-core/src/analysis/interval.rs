@@ -817,7 +817,10 @@ mod tests {
                 },
                 ty,
             );
-            let not = Expr::new(ExprKind::Unary(UnOp::Not, Box::new(word.clone())), ty);
+            let not = Expr::new(
+                ExprKind::Unary(UnOp::Not, std::rc::Rc::new(word.clone())),
+                ty,
+            );
             for v in [word, not] {
                 let clamped = Expr::binary(BinOp::Min, v, Expr::int(ty, 3));
                 assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 3), "{ty}");
@@ -840,7 +843,7 @@ mod tests {
             Type::U32,
         );
         let neg = Expr::new(
-            ExprKind::Unary(UnOp::Neg, Box::new(word.clone())),
+            ExprKind::Unary(UnOp::Neg, std::rc::Rc::new(word.clone())),
             Type::U32,
         );
         let sub = Expr::binary(BinOp::Sub, Expr::int(Type::U32, 0), word);
@@ -856,7 +859,10 @@ mod tests {
         // `clamp(saturating_cast::<u32>(x), 2, 5) as i32`: the clamp's bounds
         // are in terms of `x`, between 2 and 5, so the cast is exact.
         let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
-        let wide = Expr::new(ExprKind::SaturatingCast(Box::new(var(0))), Type::U32);
+        let wide = Expr::new(
+            ExprKind::SaturatingCast(std::rc::Rc::new(var(0))),
+            Type::U32,
+        );
         let clamped = Expr::binary(
             BinOp::Min,
             Expr::binary(BinOp::Max, wide, Expr::int(Type::U32, 2)),
@@ -917,7 +923,7 @@ mod tests {
     #[test]
     fn saturating_cast_bounds_to_the_target_range() {
         let s = scope(vec![Interval::everything()]);
-        let e = Expr::new(ExprKind::SaturatingCast(Box::new(var(0))), Type::U8);
+        let e = Expr::new(ExprKind::SaturatingCast(std::rc::Rc::new(var(0))), Type::U8);
         assert_eq!(consts(&bounds_of(&e, &s)), (0, 255));
     }
 
@@ -932,9 +938,9 @@ mod tests {
             let e = Expr::new(
                 ExprKind::Boundary {
                     mode,
-                    coord: Box::new(var(0)),
-                    min: Box::new(i32c(0)),
-                    extent: Box::new(i32c(100)),
+                    coord: std::rc::Rc::new(var(0)),
+                    min: std::rc::Rc::new(i32c(0)),
+                    extent: std::rc::Rc::new(i32c(100)),
                 },
                 Type::I32,
             );
@@ -944,9 +950,9 @@ mod tests {
         let guarded = Expr::new(
             ExprKind::Boundary {
                 mode: BoundaryMode::GuardedClamp,
-                coord: Box::new(var(0)),
-                min: Box::new(i32c(0)),
-                extent: Box::new(i32c(100)),
+                coord: std::rc::Rc::new(var(0)),
+                min: std::rc::Rc::new(i32c(0)),
+                extent: std::rc::Rc::new(i32c(100)),
             },
             Type::I32,
         );

@@ -19,6 +19,7 @@
 //! and the entry function checks every region fits in `i32`).
 
 use crate::ir::{BinOp, Expr, ExprKind, Type};
+use std::rc::Rc;
 
 /// Simplifies an expression (see the module docs for the rules).
 pub fn simplify(e: &Expr) -> Expr {
@@ -178,7 +179,7 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
     match std::mem::replace(&mut e.kind, ExprKind::Int(0)) {
         ExprKind::Binary(op, a, b) => {
-            let (a, b) = (*a, *b);
+            let (a, b) = (Rc::unwrap_or_clone(a), Rc::unwrap_or_clone(b));
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
                 if ty.is_int() {
                     if let Some(v) = fold_int(op, ty, x, y) {
@@ -278,17 +279,17 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
             } else if matches!(op, BinOp::Min | BinOp::Max) && a == b {
                 return a;
             }
-            Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty)
+            Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), ty)
         }
         ExprKind::Select(c, a, b) => match c.kind {
-            ExprKind::Bool(true) => *a,
-            ExprKind::Bool(false) => *b,
-            _ if a == b => *a,
+            ExprKind::Bool(true) => Rc::unwrap_or_clone(a),
+            ExprKind::Bool(false) => Rc::unwrap_or_clone(b),
+            _ if a == b => Rc::unwrap_or_clone(a),
             _ => Expr::new(ExprKind::Select(c, a, b), ty),
         },
         ExprKind::Cast(a) => match a.kind {
             ExprKind::Int(v) if ty.is_int() => Expr::int(ty, v),
-            _ if a.ty == ty => *a,
+            _ if a.ty == ty => Rc::unwrap_or_clone(a),
             _ => Expr::new(ExprKind::Cast(a), ty),
         },
         ExprKind::Unary(crate::ir::UnOp::Neg, a) if ty.is_int() && a.as_int().is_some() => {

@@ -6,6 +6,7 @@
 
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
+use std::rc::Rc;
 
 /// Calls `f` on the coordinates and values of the stores in `s`.
 pub(crate) fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
@@ -89,11 +90,14 @@ pub(crate) fn min_arms(e: &Expr) -> Vec<Expr> {
 
 /// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
 pub(crate) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
+    // Nodes of its own (`Expr::unshared`): the Rust emitter tells the
+    // copy's nodes from the loop body's by address.
     s.clone().map_exprs(&mut |e| {
         e.rewrite(&mut |n| match n.kind {
             ExprKind::Select(ref t, ref a, _) if **t == *c => (**a).clone(),
             _ => n,
         })
+        .unshared()
     })
 }
 
@@ -152,7 +156,7 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
 
 /// `e` with its direct children replaced, in [`children`] order.
 pub(crate) fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
-    let mut it = new.into_iter().map(Box::new);
+    let mut it = new.into_iter().map(Rc::new);
     let mut next = || it.next().expect("one replacement per child");
     let kind = match &e.kind {
         ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
@@ -162,7 +166,10 @@ pub(crate) fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
             let a = next();
             ExprKind::Binary(*op, a, next())
         }
-        ExprKind::Math(m, args) => ExprKind::Math(*m, args.iter().map(|_| *next()).collect()),
+        ExprKind::Math(m, args) => ExprKind::Math(
+            *m,
+            args.iter().map(|_| Rc::unwrap_or_clone(next())).collect(),
+        ),
         ExprKind::Boundary { mode, .. } => {
             let coord = next();
             let min = next();

@@ -1011,7 +1011,11 @@ pub fn generate(input: &Input) -> TokenStream {
     } = entry(&g, cp, input.input_strides);
     let bounds_body = entry::bounds_body(&g);
 
-    let loops = g.stmt(input.body);
+    // The emitter's memos key nodes by address, and the passes share
+    // nodes between the copies they make (a partitioned loop's parts):
+    // each place gets nodes of its own.
+    let body = input.body.clone().map_exprs(&mut Expr::unshared);
+    let loops = g.stmt(&body);
     let vectors = if !has_vector_loop(input.body) {
         Vectors::None
     } else if g.widest_vector.get() > 32 && g.byte_permutes.get() {

@@ -10,6 +10,7 @@
 //! computations use `i64` and the [`ExprKind::Sym`] leaves of a bounds program.
 
 use super::types::Type;
+use std::rc::Rc;
 
 /// Index of a func in [`super::Pipeline::funcs`].
 pub type FuncId = usize;
@@ -247,23 +248,30 @@ pub struct Expr {
 }
 
 impl Clone for Expr {
-    /// A deep copy, on a new stack segment where the tree is deep (the
-    /// derived clone recursed once per level on the caller's stack).
+    /// A shallow copy: the children are shared, not copied.
     fn clone(&self) -> Expr {
-        crate::deep(|| Expr {
+        Expr {
             kind: self.kind.clone(),
             ty: self.ty,
-        })
+        }
     }
 }
 
 impl Drop for Expr {
     /// Drops the children on a new stack segment where the tree is deep (the
-    /// derived drop recursed once per level on the caller's stack).
+    /// derived drop recursed once per level on the caller's stack). Only a
+    /// child this node holds alone is dropped with it; a shared one loses a
+    /// reference.
     fn drop(&mut self) {
-        let mut leaf = true;
-        self.for_each_child(|_| leaf = false);
-        if leaf {
+        let mut alone = false;
+        self.for_each_child_ref(|c| {
+            alone = alone
+                || match c {
+                    ChildRef::Held(e) => Rc::strong_count(e) == 1 && !e.is_leaf(),
+                    ChildRef::Inline(e) => !e.is_leaf(),
+                }
+        });
+        if !alone {
             return;
         }
         let kind = std::mem::replace(&mut self.kind, ExprKind::Int(0));
@@ -295,15 +303,15 @@ pub enum ExprKind {
     /// The current value of a loop (i64), in lowered statements only.
     Loop(LoopVar),
     /// A unary operation.
-    Unary(UnOp, Box<Expr>),
+    Unary(UnOp, Rc<Expr>),
     /// A binary operation.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Binary(BinOp, Rc<Expr>, Rc<Expr>),
     /// `select(c, a, b)`: a where c holds, else b.
-    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    Select(Rc<Expr>, Rc<Expr>, Rc<Expr>),
     /// Rust `as` conversion to `ty`.
-    Cast(Box<Expr>),
+    Cast(Rc<Expr>),
     /// `saturating_cast::<ty>(e)`: clamp into ty's range, then convert.
-    SaturatingCast(Box<Expr>),
+    SaturatingCast(Rc<Expr>),
     /// A float built-in.
     Math(MathFn, Vec<Expr>),
     /// A read of a func or input at integer coordinates. `site` indexes
@@ -323,9 +331,9 @@ pub enum ExprKind {
         /// The binding's id.
         id: usize,
         /// The bound value (evaluated once).
-        value: Box<Expr>,
+        value: Rc<Expr>,
         /// Where it is used.
-        body: Box<Expr>,
+        body: Rc<Expr>,
     },
     /// The value bound by the enclosing `Let` with this id.
     LetVar(usize),
@@ -335,12 +343,19 @@ pub enum ExprKind {
         /// How the coordinate is mapped.
         mode: BoundaryMode,
         /// The coordinate asked for.
-        coord: Box<Expr>,
+        coord: Rc<Expr>,
         /// The first valid coordinate.
-        min: Box<Expr>,
+        min: Rc<Expr>,
         /// The number of valid coordinates.
-        extent: Box<Expr>,
+        extent: Rc<Expr>,
     },
+}
+
+/// A child as [`Expr::for_each_child_ref`] passes it: an operand, held by
+/// reference count, or a call's argument, held in place.
+enum ChildRef<'a> {
+    Held(&'a Rc<Expr>),
+    Inline(&'a Expr),
 }
 
 impl Expr {
@@ -387,13 +402,13 @@ impl Expr {
     /// A binary operation; the type is bool for comparisons, else `a`'s.
     pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
         let ty = if op.is_comparison() { Type::Bool } else { a.ty };
-        Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty)
+        Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), ty)
     }
 
     /// `select(c, a, b)`.
     pub fn select(c: Expr, a: Expr, b: Expr) -> Expr {
         let ty = a.ty;
-        Expr::new(ExprKind::Select(Box::new(c), Box::new(a), Box::new(b)), ty)
+        Expr::new(ExprKind::Select(Rc::new(c), Rc::new(a), Rc::new(b)), ty)
     }
 
     /// `e as ty`, or `e` itself when it already has that type.
@@ -401,7 +416,7 @@ impl Expr {
         if e.ty == ty {
             e
         } else {
-            Expr::new(ExprKind::Cast(Box::new(e)), ty)
+            Expr::new(ExprKind::Cast(Rc::new(e)), ty)
         }
     }
 
@@ -422,8 +437,8 @@ impl Expr {
         Expr::new(
             ExprKind::Let {
                 id,
-                value: Box::new(value),
-                body: Box::new(b),
+                value: Rc::new(value),
+                body: Rc::new(b),
             },
             ty,
         )
@@ -454,6 +469,15 @@ impl Expr {
 
     /// Calls `f` on each direct child.
     pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+        self.for_each_child_ref(|c| match c {
+            ChildRef::Held(e) => f(e),
+            ChildRef::Inline(e) => f(e),
+        })
+    }
+
+    /// Calls `f` on each direct child, saying how the node holds it.
+    fn for_each_child_ref(&self, mut f: impl FnMut(ChildRef)) {
+        let mut held = |e| f(ChildRef::Held(e));
         match &self.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -467,28 +491,143 @@ impl Expr {
             | ExprKind::Loop(_)
             | ExprKind::LetVar(_) => {}
             ExprKind::Let { value, body, .. } => {
-                f(value);
-                f(body)
+                held(value);
+                held(body)
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => f(a),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => held(a),
             ExprKind::Binary(_, a, b) => {
-                f(a);
-                f(b)
+                held(a);
+                held(b)
             }
             ExprKind::Select(c, a, b) => {
-                f(c);
-                f(a);
-                f(b)
+                held(c);
+                held(a);
+                held(b)
             }
-            ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.iter().for_each(f),
             ExprKind::Boundary {
                 coord, min, extent, ..
             } => {
-                f(coord);
-                f(min);
-                f(extent)
+                held(coord);
+                held(min);
+                held(extent)
+            }
+            ExprKind::Math(_, args) | ExprKind::Load { args, .. } => {
+                args.iter().for_each(|e| f(ChildRef::Inline(e)))
             }
         }
+    }
+
+    /// True if the node has no children.
+    pub fn is_leaf(&self) -> bool {
+        let mut leaf = true;
+        self.for_each_child(|_| leaf = false);
+        leaf
+    }
+
+    /// A deep copy: every node anew, none shared with `self`. For
+    /// passes that tell nodes apart by address (the Rust emitter's memos),
+    /// where a node shared by two places could stand for different values
+    /// in each.
+    pub fn unshared(&self) -> Expr {
+        crate::deep(|| Expr::new(self.kind_with_children(false, &mut Expr::unshared), self.ty))
+    }
+
+    /// This node's operation on the children `f` makes of its own, in
+    /// order. With `share`, a child `f` returns as it was
+    /// ([`Expr::same_node`]) stays shared.
+    fn kind_with_children(&self, share: bool, f: &mut dyn FnMut(&Expr) -> Expr) -> ExprKind {
+        let mut held = |e: &Rc<Expr>| {
+            let n = f(e);
+            if share && n.same_node(e) {
+                Rc::clone(e)
+            } else {
+                Rc::new(n)
+            }
+        };
+        match &self.kind {
+            ExprKind::Unary(op, a) => ExprKind::Unary(*op, held(a)),
+            ExprKind::Cast(a) => ExprKind::Cast(held(a)),
+            ExprKind::SaturatingCast(a) => ExprKind::SaturatingCast(held(a)),
+            ExprKind::Binary(op, x, y) => ExprKind::Binary(*op, held(x), held(y)),
+            ExprKind::Select(c, x, y) => ExprKind::Select(held(c), held(x), held(y)),
+            ExprKind::Let { id, value, body } => ExprKind::Let {
+                id: *id,
+                value: held(value),
+                body: held(body),
+            },
+            ExprKind::Boundary {
+                mode,
+                coord,
+                min,
+                extent,
+            } => ExprKind::Boundary {
+                mode: *mode,
+                coord: held(coord),
+                min: held(min),
+                extent: held(extent),
+            },
+            ExprKind::Math(m, args) => ExprKind::Math(*m, args.iter().map(f).collect()),
+            ExprKind::Load { source, args, site } => ExprKind::Load {
+                source: *source,
+                args: args.iter().map(f).collect(),
+                site: *site,
+            },
+            leaf => leaf.clone(),
+        }
+    }
+
+    /// Whether `other` is this node: the same operation on the same
+    /// (shared) children, or an equal leaf. Shallow, so cheap; false says
+    /// nothing of the values.
+    fn same_node(&self, other: &Expr) -> bool {
+        let same = Rc::ptr_eq;
+        let all_same = |a: &[Expr], b: &[Expr]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_node(y))
+        };
+        self.ty == other.ty
+            && match (&self.kind, &other.kind) {
+                (ExprKind::Unary(o, a), ExprKind::Unary(p, b)) => o == p && same(a, b),
+                (ExprKind::Cast(a), ExprKind::Cast(b))
+                | (ExprKind::SaturatingCast(a), ExprKind::SaturatingCast(b)) => same(a, b),
+                (ExprKind::Binary(o, a, b), ExprKind::Binary(p, c, d)) => {
+                    o == p && same(a, c) && same(b, d)
+                }
+                (ExprKind::Select(a, b, c), ExprKind::Select(d, e, f)) => {
+                    same(a, d) && same(b, e) && same(c, f)
+                }
+                (ExprKind::Math(m, a), ExprKind::Math(n, b)) => m == n && all_same(a, b),
+                (
+                    ExprKind::Load { source, args, site },
+                    ExprKind::Load {
+                        source: s,
+                        args: a,
+                        site: t,
+                    },
+                ) => source == s && site == t && all_same(args, a),
+                (
+                    ExprKind::Let { id, value, body },
+                    ExprKind::Let {
+                        id: i,
+                        value: v,
+                        body: b,
+                    },
+                ) => id == i && same(value, v) && same(body, b),
+                (
+                    ExprKind::Boundary {
+                        mode,
+                        coord,
+                        min,
+                        extent,
+                    },
+                    ExprKind::Boundary {
+                        mode: m,
+                        coord: c,
+                        min: n,
+                        extent: e,
+                    },
+                ) => mode == m && same(coord, c) && same(min, n) && same(extent, e),
+                (a, b) => self.is_leaf() && other.is_leaf() && a == b,
+            }
     }
 
     /// Rebuilds the expression bottom-up: `f` sees each node after its children
@@ -498,41 +637,7 @@ impl Expr {
     }
 
     fn rewrite_here(&self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
-        let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| -> Box<Expr> {
-            Box::new(rewrite_dyn(e, f))
-        };
-        let kind = match &self.kind {
-            ExprKind::Unary(op, a) => ExprKind::Unary(*op, b(a, f)),
-            ExprKind::Cast(a) => ExprKind::Cast(b(a, f)),
-            ExprKind::SaturatingCast(a) => ExprKind::SaturatingCast(b(a, f)),
-            ExprKind::Binary(op, x, y) => ExprKind::Binary(*op, b(x, f), b(y, f)),
-            ExprKind::Select(c, x, y) => ExprKind::Select(b(c, f), b(x, f), b(y, f)),
-            ExprKind::Math(m, args) => {
-                ExprKind::Math(*m, args.iter().map(|a| rewrite_dyn(a, f)).collect())
-            }
-            ExprKind::Load { source, args, site } => ExprKind::Load {
-                source: *source,
-                args: args.iter().map(|a| rewrite_dyn(a, f)).collect(),
-                site: *site,
-            },
-            ExprKind::Let { id, value, body } => ExprKind::Let {
-                id: *id,
-                value: b(value, f),
-                body: b(body, f),
-            },
-            ExprKind::Boundary {
-                mode,
-                coord,
-                min,
-                extent,
-            } => ExprKind::Boundary {
-                mode: *mode,
-                coord: b(coord, f),
-                min: b(min, f),
-                extent: b(extent, f),
-            },
-            leaf => leaf.clone(),
-        };
+        let kind = self.kind_with_children(true, &mut |e| rewrite_dyn(e, f));
         f(Expr::new(kind, self.ty))
     }
 

@@ -26,6 +26,7 @@
 use crate::hash::HashMap;
 use crate::ir::{BinOp, Expr, ExprKind, LoopVar, Stmt, SymId, Type, UnOp};
 use crate::schedule::LoopKind;
+use std::rc::Rc;
 
 /// The smallest subexpression worth a binding of its own, in nodes as it
 /// is written (a subexpression bound already counts as one): `(a + 7) >> 3`
@@ -171,7 +172,7 @@ impl Builder<'_> {
         let mut sub = |c: usize| {
             let (e, k) = self.build(c, false);
             size += k;
-            Box::new(e)
+            Rc::new(e)
         };
         let kind = match &g.nodes[n].key {
             Key::Int(v) => ExprKind::Int(*v),
@@ -292,7 +293,10 @@ mod tests {
         Expr::new(ExprKind::Int(v), Type::I64)
     }
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), Type::I64)
+        Expr::new(
+            ExprKind::Binary(op, std::rc::Rc::new(a), std::rc::Rc::new(b)),
+            Type::I64,
+        )
     }
     fn lets(run: Vec<(SymId, Expr)>, end: Stmt) -> Stmt {
         run.into_iter()
@@ -395,19 +399,31 @@ mod tests {
         let cond = || {
             let le = |a, b| {
                 Expr::new(
-                    ExprKind::Binary(BinOp::Le, Box::new(sym(a)), Box::new(sym(b))),
+                    ExprKind::Binary(
+                        BinOp::Le,
+                        std::rc::Rc::new(sym(a)),
+                        std::rc::Rc::new(sym(b)),
+                    ),
                     Type::Bool,
                 )
             };
             Expr::new(
-                ExprKind::Binary(BinOp::And, Box::new(le(0, 1)), Box::new(le(2, 3))),
+                ExprKind::Binary(
+                    BinOp::And,
+                    std::rc::Rc::new(le(0, 1)),
+                    std::rc::Rc::new(le(2, 3)),
+                ),
                 Type::Bool,
             )
         };
         let sum = || bin(BinOp::Add, bin(BinOp::Mul, sym(0), int(8)), sym(2));
         let select = |a: Expr| {
             Expr::new(
-                ExprKind::Select(Box::new(cond()), Box::new(a), Box::new(int(0))),
+                ExprKind::Select(
+                    std::rc::Rc::new(cond()),
+                    std::rc::Rc::new(a),
+                    std::rc::Rc::new(int(0)),
+                ),
                 Type::I64,
             )
         };

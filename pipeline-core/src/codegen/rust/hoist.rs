@@ -153,14 +153,18 @@ impl Gen<'_> {
                     let (_, v) = coords.iter().rev().find(|(k, _)| *k == c)?;
                     Some(Expr::cast(Type::I32, (*v).clone()))
                 };
-                let outside = e.rewrite(&mut |n| {
-                    let c = match (&n.kind, f, k) {
-                        (ExprKind::Var(d), Some(f), _) => inner(Coord::Pure(f, *d)),
-                        (ExprKind::RVar(r), Some(f), Some(k)) => inner(Coord::Reduction(f, k, *r)),
-                        _ => None,
-                    };
-                    c.unwrap_or(n)
-                });
+                let outside = e
+                    .rewrite(&mut |n| {
+                        let c = match (&n.kind, f, k) {
+                            (ExprKind::Var(d), Some(f), _) => inner(Coord::Pure(f, *d)),
+                            (ExprKind::RVar(r), Some(f), Some(k)) => {
+                                inner(Coord::Reduction(f, k, *r))
+                            }
+                            _ => None,
+                        };
+                        c.unwrap_or(n)
+                    })
+                    .unshared();
                 found.push((e, outside, f, k));
                 return;
             }

@@ -3,6 +3,7 @@
 //! methods, and the natural extents of what a load reads.
 
 use super::*;
+use std::rc::Rc;
 
 impl Elab<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
@@ -86,7 +87,7 @@ impl Elab<'_> {
                     Val::FloatLit(f) => Ok(Val::FloatLit(f.abs())),
                     Val::Typed(e) if e.ty == Type::Bool => err(args[0], "`abs` applies to numbers"),
                     Val::Typed(e) => Ok(Val::Typed(Expr::new(
-                        ExprKind::Unary(UnOp::Abs, Box::new(e.clone())),
+                        ExprKind::Unary(UnOp::Abs, Rc::new(e.clone())),
                         e.ty,
                     ))),
                 }
@@ -102,7 +103,7 @@ impl Elab<'_> {
                 if ty.is_float() {
                     let d = Expr::binary(BinOp::Sub, x, y);
                     return Ok(Val::Typed(Expr::new(
-                        ExprKind::Unary(UnOp::Abs, Box::new(d)),
+                        ExprKind::Unary(UnOp::Abs, Rc::new(d)),
                         ty,
                     )));
                 }
@@ -174,7 +175,7 @@ impl Elab<'_> {
                     return err(args[0], "`saturating_cast` converts numbers");
                 }
                 Ok(Val::Typed(Expr::new(
-                    ExprKind::SaturatingCast(Box::new(e)),
+                    ExprKind::SaturatingCast(Rc::new(e)),
                     ty,
                 )))
             }
@@ -430,9 +431,9 @@ impl Elab<'_> {
                             Expr::new(
                                 ExprKind::Boundary {
                                     mode: m,
-                                    coord: Box::new(a.clone()),
-                                    min: Box::new(min.clone()),
-                                    extent: Box::new(extent.clone()),
+                                    coord: Rc::new(a.clone()),
+                                    min: Rc::new(min.clone()),
+                                    extent: Rc::new(extent.clone()),
                                 },
                                 Type::I32,
                             )
