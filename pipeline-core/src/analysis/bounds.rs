@@ -308,6 +308,7 @@ pub fn infer_bounded(p: &Pipeline, fixed: &[Vec<(usize, i64, i64)>]) -> BoundsPr
         b.prog.outputs.push(region);
     }
     let live = p.live_funcs();
+    let readers = p.consumer_lists(&live);
     for &f in live.iter().rev() {
         let func = &p.funcs[f];
         let names: Vec<String> = (0..func.dims()).map(|d| b.dim_name(f, d)).collect();
@@ -327,7 +328,9 @@ pub fn infer_bounded(p: &Pipeline, fixed: &[Vec<(usize, i64, i64)>]) -> BoundsPr
                     .collect(),
             );
         }
-        for &c in live.iter().filter(|&&c| c > f) {
+        // Only the funcs that read `f` demand anything of it (asking all
+        // of them made this pass quadratic in the funcs).
+        for &c in live.iter().filter(|&&c| c > f && readers[f].contains(&c)) {
             demands.extend(b.demands(c, Source::Func(f), func.dims()));
         }
         let label = if func.updates.is_empty() {
