@@ -13,6 +13,7 @@
 mod captures;
 mod cuda_entry;
 mod entry;
+mod frag;
 mod hoist;
 mod vector;
 
@@ -29,6 +30,7 @@ use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
 use entry::{entry, Entry};
+use frag::{parenthesized, Frag};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -243,6 +245,7 @@ pub(super) fn let_binding(
     body: TokenStream,
 ) -> TokenStream {
     let (v, vty) = (let_var(id), rust_type(ty));
+    let (value, body) = (Frag::new(value), Frag::new(body));
     quote!({ let #v: #vty = #value; #body })
 }
 
@@ -265,7 +268,7 @@ pub(super) fn operand(e: &Expr, code: TokenStream) -> TokenStream {
     if leaf {
         code
     } else {
-        quote!((#code))
+        parenthesized(code)
     }
 }
 
@@ -353,11 +356,11 @@ impl Gen<'_> {
         let folds = of
             .and_then(|g| self.folds.borrow().get(&g).cloned())
             .unwrap_or_default();
-        let a: Vec<TokenStream> = args
+        let a: Vec<Frag> = args
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let e = operand(a, self.expr(a, f, k));
+                let e = Frag::new(operand(a, self.expr(a, f, k)));
                 match folds.get(d).copied().flatten() {
                     Some(n) => {
                         let n = Literal::i64_suffixed(n);
@@ -366,6 +369,7 @@ impl Gen<'_> {
                     None => quote!(#e as i64),
                 }
             })
+            .map(Frag::new)
             .collect();
         quote!([#(#a),*])
     }
@@ -410,22 +414,32 @@ impl Gen<'_> {
         }
         let x = self.expr(left, f, k);
         links.reverse();
-        let ys: Vec<TokenStream> = links.iter().map(|(_, b)| self.expr(b, f, k)).collect();
+        let ys: Vec<Frag> = links
+            .iter()
+            .map(|(_, b)| Frag::new(self.expr(b, f, k)))
+            .collect();
         if float {
-            let ops = links.iter().map(|(op, _)| match op {
-                BinOp::Add => quote!(+),
-                BinOp::Sub => quote!(-),
-                BinOp::Mul => quote!(*),
-                _ => quote!(/),
+            let ops = links.iter().map(|(op, _)| {
+                let c = match op {
+                    BinOp::Add => '+',
+                    BinOp::Sub => '-',
+                    BinOp::Mul => '*',
+                    _ => '/',
+                };
+                proc_macro2::Punct::new(c, proc_macro2::Spacing::Alone)
             });
+            let x = Frag::new(x);
             quote!((#x #(#ops #ys)*))
         } else {
-            let methods = links.iter().map(|(op, _)| match op {
-                BinOp::Add => quote!(wrapping_add),
-                BinOp::Sub => quote!(wrapping_sub),
-                _ => quote!(wrapping_mul),
+            let methods = links.iter().map(|(op, _)| {
+                let name = match op {
+                    BinOp::Add => "wrapping_add",
+                    BinOp::Sub => "wrapping_sub",
+                    _ => "wrapping_mul",
+                };
+                Ident::new(name, Span::call_site())
             });
-            let x = operand(left, x);
+            let x = Frag::new(operand(left, x));
             quote!(#x #(.#methods(#ys))*)
         }
     }
@@ -434,7 +448,8 @@ impl Gen<'_> {
         if let Some(id) = self.hoisted_value(e) {
             return quote!(#id);
         }
-        let sub = |x: &Expr| self.expr(x, f, k);
+        let code = |x: &Expr| self.expr(x, f, k);
+        let sub = |x: &Expr| Frag::new(code(x));
         match &e.kind {
             ExprKind::Int(v) => int_lit(e.ty, *v),
             ExprKind::Float(v) => float_lit(e.ty, *v),
@@ -469,16 +484,18 @@ impl Gen<'_> {
                 quote!(#id)
             }
             ExprKind::LetVar(id) => let_var(*id),
-            ExprKind::Let { id, value, body } => let_binding(*id, value.ty, sub(value), sub(body)),
+            ExprKind::Let { id, value, body } => {
+                let_binding(*id, value.ty, code(value), code(body))
+            }
             ExprKind::Unary(op, x) => {
-                let a = operand(x, sub(x));
+                let a = Frag::new(operand(x, code(x)));
                 match (op, e.ty) {
                     (UnOp::Neg, t) if t.is_int() => quote!(#a.wrapping_neg()),
                     (UnOp::Neg, _) => quote!((-#a)),
                     (UnOp::Not, _) => quote!((!#a)),
                     (UnOp::Abs, t) if t.is_signed() => quote!(#a.wrapping_abs()),
                     (UnOp::Abs, t) if t.is_float() => quote!(#a.abs()),
-                    (UnOp::Abs, _) => a,
+                    (UnOp::Abs, _) => quote!(#a),
                 }
             }
             // Chains of + - * (and float /) are emitted flat, in one pass.
@@ -490,7 +507,7 @@ impl Gen<'_> {
             ExprKind::Binary(BinOp::Div, a, _) if a.ty.is_float() => self.chain(e, f, k),
             ExprKind::Binary(op, a, b) => {
                 let operand_ty = a.ty;
-                let (x, y) = (sub(a), sub(b));
+                let (x, y) = (code(a), code(b));
                 if operand_ty.is_int() {
                     let oty = rust_type(operand_ty);
                     // By a positive power of two, Euclidean division is a
@@ -504,15 +521,19 @@ impl Gen<'_> {
                         .map(|d| d.trailing_zeros());
                     match (op, power) {
                         (BinOp::Div, Some(k)) => {
-                            let x = operand(a, x);
+                            let x = Frag::new(operand(a, x));
                             return quote!((#x >> #k));
                         }
                         (BinOp::Rem, Some(k)) => {
-                            let (x, mask) = (operand(a, x), int_lit(operand_ty, (1i128 << k) - 1));
+                            let (x, mask) = (
+                                Frag::new(operand(a, x)),
+                                Frag::new(int_lit(operand_ty, (1i128 << k) - 1)),
+                            );
                             return quote!((#x & #mask));
                         }
                         _ => {}
                     }
+                    let (x, y) = (Frag::new(x), Frag::new(y));
                     match op {
                         BinOp::Add | BinOp::Sub | BinOp::Mul => unreachable!("chains, above"),
                         BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
@@ -539,6 +560,7 @@ impl Gen<'_> {
                     }
                 } else if operand_ty.is_float() {
                     let oty = rust_type(operand_ty);
+                    let (x, y) = (Frag::new(x), Frag::new(y));
                     match op {
                         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
                             unreachable!("chains, above")
@@ -562,12 +584,12 @@ impl Gen<'_> {
                         BinOp::Eq => quote!((#x == #y)),
                         BinOp::Ne => quote!((#x != #y)),
                         BinOp::Lt => {
-                            let (x, y) = (operand(a, x), operand(b, y));
+                            let (x, y) = (Frag::new(operand(a, x)), Frag::new(operand(b, y)));
                             quote!((!#x & #y))
                         }
                         BinOp::Le => quote!((#x <= #y)),
                         BinOp::Gt => {
-                            let (x, y) = (operand(a, x), operand(b, y));
+                            let (x, y) = (Frag::new(operand(a, x)), Frag::new(operand(b, y)));
                             quote!((#x & !#y))
                         }
                         BinOp::Ge => quote!((#x >= #y)),
@@ -580,7 +602,7 @@ impl Gen<'_> {
                 quote!((if #c { #a } else { #b }))
             }
             ExprKind::Cast(a) => {
-                let (x, ty) = (operand(a, sub(a)), rust_type(e.ty));
+                let (x, ty) = (Frag::new(operand(a, code(a))), rust_type(e.ty));
                 quote!((#x as #ty))
             }
             ExprKind::SaturatingCast(a) => {
@@ -652,28 +674,28 @@ impl Gen<'_> {
                     fold,
                     body,
                 } => {
-                    out.extend(self.allocate(*func, region, fold));
+                    out.extend(std::iter::once(self.allocate(*func, region, fold)));
                     body
                 }
                 Stmt::LetSym { sym, value, body } => {
                     let name = local_sym_name(*sym);
                     let id = ident(name.clone());
-                    let v = self.expr(value, None, None);
+                    let v = Frag::new(self.expr(value, None, None));
                     self.readable.borrow_mut().push(name);
-                    out.extend(quote!(let #id: i64 = #v;));
+                    out.extend(std::iter::once(quote!(let #id: i64 = #v;)));
                     body
                 }
                 Stmt::LetCoord { coord, value, body } => {
                     let id = coord_ident(*coord);
-                    let v = operand(value, self.expr(value, None, None));
+                    let v = Frag::new(operand(value, self.expr(value, None, None)));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
                     readable.push(names::coord(*coord));
-                    out.extend(quote!(let #id: i32 = #v as i32;));
+                    out.extend(std::iter::once(quote!(let #id: i32 = #v as i32;)));
                     body
                 }
                 _ => {
-                    out.extend(self.stmt_here(s));
+                    out.extend(std::iter::once(self.stmt_here(s)));
                     break;
                 }
             };
@@ -711,10 +733,7 @@ impl Gen<'_> {
             Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
                 unreachable!("Gen::stmt emits allocations and bindings itself")
             }
-            Stmt::Block(stmts) => {
-                let parts = stmts.iter().map(|s| self.stage(s));
-                quote!(#(#parts)*)
-            }
+            Stmt::Block(stmts) => stmts.iter().map(|s| self.stage(s)).collect(),
             Stmt::For {
                 var,
                 min,
@@ -767,6 +786,7 @@ impl Gen<'_> {
                 match slab {
                     None if matches!(vector, Some((None, _))) => {
                         let (_, vbody) = vector.expect("just matched");
+                        let (lo, vbody) = (Frag::new(lo), Frag::new(vbody));
                         quote! {
                             let #id: i64 = #lo;
                             #vbody
@@ -774,6 +794,8 @@ impl Gen<'_> {
                     }
                     None if vector.is_some() => {
                         let (test, vbody) = vector.expect("just matched");
+                        let (lo, hi, test) = (Frag::new(lo), Frag::new(hi), test.map(Frag::new));
+                        let (vbody, inner) = (Frag::new(vbody), Frag::new(inner));
                         quote! {
                             let (__lo, __hi): (i64, i64) = (#lo, #hi);
                             if #test {
@@ -788,7 +810,10 @@ impl Gen<'_> {
                     }
                     // Loads that do not vary are done once, when the loop
                     // runs at all.
-                    None if !hoists.is_empty() => quote! {
+                    None if !hoists.is_empty() => {
+                        let (lo, hi, inner) = (Frag::new(lo), Frag::new(hi), Frag::new(inner));
+                        let hoists = hoists.into_iter().map(Frag::new);
+                        quote! {
                         let (__lo, __hi): (i64, i64) = (#lo, #hi);
                         if __lo <= __hi {
                             #(#hoists)*
@@ -796,11 +821,13 @@ impl Gen<'_> {
                                 #inner
                             }
                         }
-                    },
+                        }
+                    }
                     // Unrolled loops are left to the compiler, whose
                     // unroller sees their constant extent.
                     None => {
-                        let (lo, hi) = (operand(min, lo), operand(max, hi));
+                        let (lo, hi) = (Frag::new(operand(min, lo)), Frag::new(operand(max, hi)));
+                        let inner = Frag::new(inner);
                         quote! {
                             for #id in #lo..#hi + 1 {
                                 #inner
@@ -816,7 +843,13 @@ impl Gen<'_> {
                         // variables and coordinates included): the unsharp
                         // mask reloaded its channel from the stack in every
                         // vector iteration through the captured reference.
-                        let locals = self.local_copies(body, slab.func);
+                        let locals = Frag::new(self.local_copies(body, slab.func));
+                        let (start, lo, hi, inner) = (
+                            Frag::new(start),
+                            Frag::new(lo),
+                            Frag::new(hi),
+                            Frag::new(inner),
+                        );
                         quote! {
                             ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
                                 #locals
@@ -840,11 +873,12 @@ impl Gen<'_> {
                     self.expr(value, Some(*func), *update),
                 );
                 let store = self.element_store(*func, &w);
+                let (c, v, store) = (Frag::new(c), Frag::new(v), Frag::new(store));
                 quote!({ let __c = #c; let __v = #v; #store })
             }
             Stmt::If { cond, body } => {
-                let c = self.expr(cond, None, None);
-                let b = self.stmt(body);
+                let c = Frag::new(self.expr(cond, None, None));
+                let b = Frag::new(self.stmt(body));
                 quote!(if #c { #b })
             }
             Stmt::CopyToOutput { func, output } => {
@@ -880,7 +914,7 @@ impl Gen<'_> {
         self.readable.borrow_mut().truncate(scope);
         let w = self.writer(f);
         if self.loop_depth.get() == 0 {
-            code = outline(&code, &w, self.local_copies(s, f));
+            code = outline(code, &w, self.local_copies(s, f));
         }
         if w != format_ident!("__w{}", f) {
             return code;
@@ -894,6 +928,7 @@ impl Gen<'_> {
         if !self.readable.borrow().contains(&reader_name(f)) {
             self.readable.borrow_mut().push(reader_name(f));
         }
+        let code = Frag::new(code);
         quote! {
             {
                 let mut #w = #buf.view_mut().with_origin(#lo);
@@ -920,7 +955,8 @@ impl Gen<'_> {
 /// each loop nest's registers to itself: in one function for the whole
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
-fn outline(code: &TokenStream, w: &Ident, locals: TokenStream) -> TokenStream {
+fn outline(code: TokenStream, w: &Ident, locals: TokenStream) -> TokenStream {
+    let (code, locals) = (Frag::new(code), Frag::new(locals));
     quote! {
         ::pipeline::rt::outline(|| {
             let mut #w = #w.reborrow();
