@@ -73,10 +73,42 @@ impl Readable {
 pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<String> {
     let mut out = HashSet::default();
     stmt(s, b, &mut out);
-    out
+    out.into_iter().map(|n| n.spelt()).collect()
 }
 
-fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<String>) {
+/// A value the generated code reads, before it is spelt out (once per
+/// name, not once per read).
+#[derive(PartialEq, Eq, Hash)]
+enum Name {
+    Coord(Coord),
+    Param(usize),
+    InputMin(usize, usize),
+    InputExtent(usize, usize),
+    /// The bounds program's symbols, `__s`.
+    Syms,
+    LocalSym(SymId),
+    Loop(LoopVar),
+    Reader(FuncId),
+    Input(usize),
+}
+
+impl Name {
+    fn spelt(self) -> String {
+        match self {
+            Name::Coord(c) => names::coord(c),
+            Name::Param(i) => names::param(i),
+            Name::InputMin(i, d) => names::input_min(i, d),
+            Name::InputExtent(i, d) => names::input_extent(i, d),
+            Name::Syms => "__s".to_string(),
+            Name::LocalSym(s) => local_sym_name(s),
+            Name::Loop(v) => names::loop_var(&v),
+            Name::Reader(f) => reader_name(f),
+            Name::Input(i) => input_name(i),
+        }
+    }
+}
+
+fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<Name>) {
     // A store's expressions name its func's coordinates.
     let stage = match s {
         Stmt::Store { func, update, .. } => Some((*func, *update)),
@@ -86,7 +118,7 @@ fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<String>) {
         expr(e, stage, b, out);
     }
     if let Stmt::CopyToOutput { func, .. } = s {
-        out.insert(reader_name(*func));
+        out.insert(Name::Reader(*func));
     }
     for c in s.children() {
         stmt(c, b, out);
@@ -97,54 +129,37 @@ fn expr(
     e: &Expr,
     stage: Option<(FuncId, Option<usize>)>,
     b: &BoundsProgram,
-    out: &mut HashSet<String>,
+    out: &mut HashSet<Name>,
 ) {
     e.visit(&mut |n| {
-        match &n.kind {
-            ExprKind::Var(d) => {
-                if let Some((f, _)) = stage {
-                    out.insert(names::coord(Coord::Pure(f, *d)));
-                }
-            }
-            ExprKind::RVar(r) => {
-                if let Some((f, Some(k))) = stage {
-                    out.insert(names::coord(Coord::Reduction(f, k, *r)));
-                }
-            }
-            ExprKind::Param(i) => {
-                out.insert(names::param(*i));
-            }
-            ExprKind::InputMin(i, d) => {
-                out.insert(names::input_min(*i, *d));
-            }
-            ExprKind::InputExtent(i, d) => {
-                out.insert(names::input_extent(*i, *d));
-            }
-            ExprKind::Sym(s) if *s < b.syms.len() => {
-                out.insert("__s".to_string());
-            }
-            ExprKind::Sym(s) => {
-                out.insert(local_sym_name(*s));
-            }
-            ExprKind::Loop(v) => {
-                out.insert(names::loop_var(v));
-            }
+        let name = match &n.kind {
+            ExprKind::Var(d) => match stage {
+                Some((f, _)) => Name::Coord(Coord::Pure(f, *d)),
+                None => return,
+            },
+            ExprKind::RVar(r) => match stage {
+                Some((f, Some(k))) => Name::Coord(Coord::Reduction(f, k, *r)),
+                _ => return,
+            },
+            ExprKind::Param(i) => Name::Param(*i),
+            ExprKind::InputMin(i, d) => Name::InputMin(*i, *d),
+            ExprKind::InputExtent(i, d) => Name::InputExtent(*i, *d),
+            ExprKind::Sym(s) if *s < b.syms.len() => Name::Syms,
+            ExprKind::Sym(s) => Name::LocalSym(*s),
+            ExprKind::Loop(v) => Name::Loop(v.clone()),
             ExprKind::Load {
                 source: Source::Func(g),
                 ..
-            } => {
-                out.insert(reader_name(*g));
-            }
+            } => Name::Reader(*g),
             // (Boundary conditions name the input's bounds as
             // `InputMin` and `InputExtent` nodes.)
             ExprKind::Load {
                 source: Source::Input(i),
                 ..
-            } => {
-                out.insert(input_name(*i));
-            }
-            _ => {}
+            } => Name::Input(*i),
+            _ => return,
         };
+        out.insert(name);
     });
 }
 

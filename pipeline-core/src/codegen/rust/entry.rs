@@ -238,7 +238,7 @@ pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
         next - 1
     };
     for (s, v) in crate::lower::cse::share(values.collect(), &mut new_sym, &|_| true) {
-        let e = g.expr(&v, None, None);
+        let e = Frag::new(g.expr(&v, None, None));
         bounds_body.push(if s < b.syms.len() {
             let l = sym(s);
             quote!(#l = #e;)

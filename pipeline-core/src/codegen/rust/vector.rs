@@ -55,8 +55,8 @@ mod blocks;
 mod loads;
 
 use super::{
-    coord_ident, float_lit, ident, input_name, int_lit, let_binding, let_var, local_sym_name,
-    loop_ident, reader_name, rust_type, Gen,
+    coord_ident, float_lit, frag::Frag, ident, input_name, int_lit, let_binding, let_var,
+    local_sym_name, loop_ident, reader_name, rust_type, Gen,
 };
 use crate::codegen::lanes::*;
 use crate::hash::{HashMap, HashSet};
@@ -388,6 +388,7 @@ impl Lanes<'_, '_> {
                 .then(|| quote!(#writer.prefetch_next_row(__c);));
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
+            let (loads, c, v) = (loads.into_iter().map(Frag::new), Frag::new(c), Frag::new(v));
             return Ok(quote! {{
                 #(#loads)*
                 let __c = #c;
@@ -409,6 +410,8 @@ impl Lanes<'_, '_> {
             .collect::<R<Vec<TokenStream>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
         let store = self.g.element_store(func, &writer);
+        let (loads, v) = (loads.into_iter().map(Frag::new), Frag::new(v));
+        let c = c.into_iter().map(Frag::new);
         Ok(quote! {{
             #(#loads)*
             for __i in 0..#w {
