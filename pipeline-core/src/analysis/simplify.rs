@@ -179,7 +179,8 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
     match std::mem::replace(&mut e.kind, ExprKind::Int(0)) {
         ExprKind::Binary(op, a, b) => {
-            let (a, b) = (Rc::unwrap_or_clone(a), Rc::unwrap_or_clone(b));
+            // The operands stay shared unless a rule takes one apart.
+            let take = Rc::unwrap_or_clone;
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
                 if ty.is_int() {
                     if let Some(v) = fold_int(op, ty, x, y) {
@@ -199,22 +200,22 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                     }
                 }
                 match (op, &a.kind, &b.kind) {
-                    (BinOp::And, ExprKind::Bool(true), _) => return b,
-                    (BinOp::And, _, ExprKind::Bool(true)) => return a,
-                    (BinOp::Or, ExprKind::Bool(false), _) => return b,
-                    (BinOp::Or, _, ExprKind::Bool(false)) => return a,
+                    (BinOp::And, ExprKind::Bool(true), _) => return take(b),
+                    (BinOp::And, _, ExprKind::Bool(true)) => return take(a),
+                    (BinOp::Or, ExprKind::Bool(false), _) => return take(b),
+                    (BinOp::Or, _, ExprKind::Bool(false)) => return take(a),
                     _ => {}
                 }
             }
             if a.ty.is_int() && op.is_comparison() {
                 // `x <= x` and, for bounds, `x + 1 <= x + 3`.
                 let (xa, ca) = if exact {
-                    (Some(&a), 0)
+                    (Some(&*a), 0)
                 } else {
                     split_offset(&a)
                 };
                 let (xb, cb) = if exact {
-                    (Some(&b), 0)
+                    (Some(&*b), 0)
                 } else {
                     split_offset(&b)
                 };
@@ -232,10 +233,10 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
             if ty.is_int() {
                 // The identities of min and max.
                 match (op, a.as_int(), b.as_int()) {
-                    (BinOp::Min, Some(v), _) if v == ty.int_max() => return b,
-                    (BinOp::Min, _, Some(v)) if v == ty.int_max() => return a,
-                    (BinOp::Max, Some(v), _) if v == ty.int_min() => return b,
-                    (BinOp::Max, _, Some(v)) if v == ty.int_min() => return a,
+                    (BinOp::Min, Some(v), _) if v == ty.int_max() => return take(b),
+                    (BinOp::Min, _, Some(v)) if v == ty.int_max() => return take(a),
+                    (BinOp::Max, Some(v), _) if v == ty.int_min() => return take(b),
+                    (BinOp::Max, _, Some(v)) if v == ty.int_min() => return take(a),
                     _ => {}
                 }
             }
@@ -263,12 +264,12 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                         }
                     }
                     BinOp::Mul => match (a.as_int(), b.as_int()) {
-                        (Some(1), _) => return b,
-                        (_, Some(1)) => return a,
+                        (Some(1), _) => return take(b),
+                        (_, Some(1)) => return take(a),
                         (Some(0), _) | (_, Some(0)) => return Expr::int(ty, 0),
                         _ => {}
                     },
-                    BinOp::Div if b.as_int() == Some(1) => return a,
+                    BinOp::Div if b.as_int() == Some(1) => return take(a),
                     BinOp::Min | BinOp::Max => {
                         if let Some(e) = merge_extremum(op, &a, &b, ty) {
                             return e;
@@ -277,9 +278,9 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
                     _ => {}
                 }
             } else if matches!(op, BinOp::Min | BinOp::Max) && a == b {
-                return a;
+                return take(a);
             }
-            Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), ty)
+            Expr::new(ExprKind::Binary(op, a, b), ty)
         }
         ExprKind::Select(c, a, b) => match c.kind {
             ExprKind::Bool(true) => Rc::unwrap_or_clone(a),
