@@ -586,9 +586,10 @@ impl Lowerer<'_> {
                                     args.iter()
                                         .map(|a| {
                                             let b = crate::analysis::interval::bounds_of(a, &scope);
+                                            // (`bounds_of` simplifies them.)
                                             (
-                                                simplify(&b.min.expect("checked: bounded")),
-                                                simplify(&b.max.expect("checked: bounded")),
+                                                b.min.expect("checked: bounded"),
+                                                b.max.expect("checked: bounded"),
                                             )
                                         })
                                         .collect(),
