@@ -16,58 +16,106 @@ pub struct Names<'a> {
 impl Names<'_> {
     /// Prints an expression in the context of func `f`'s stage `update`.
     pub fn expr(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>) -> String {
-        crate::deep(|| self.expr_here(e, f, update))
+        let mut out = String::new();
+        self.expr_into(e, f, update, &mut out);
+        out
     }
 
-    fn expr_here(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>) -> String {
+    /// [`Names::expr`], written onto `out` (one string for the whole
+    /// tree, not one per node).
+    fn expr_into(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>, out: &mut String) {
+        crate::deep(|| self.expr_here(e, f, update, out))
+    }
+
+    fn expr_here(&self, e: &Expr, f: Option<FuncId>, update: Option<usize>, out: &mut String) {
         let p = self.pipeline;
-        let sub = |x: &Expr| self.expr(x, f, update);
+        let sub = |x: &Expr, out: &mut String| self.expr_into(x, f, update, out);
+        let list = |args: &[Expr], out: &mut String| {
+            for (i, a) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                sub(a, out);
+            }
+        };
         match &e.kind {
             ExprKind::Int(v) => {
                 if matches!(e.ty, Type::I32 | Type::I64) {
-                    v.to_string()
+                    let _ = write!(out, "{v}");
                 } else {
-                    format!("{v}{}", e.ty)
+                    let _ = write!(out, "{v}{}", e.ty);
                 }
             }
             ExprKind::Float(v) => {
                 if e.ty == Type::F32 {
-                    format!("{:?}", *v as f32)
+                    let _ = write!(out, "{:?}", *v as f32);
                 } else {
-                    format!("{v:?}f64")
+                    let _ = write!(out, "{v:?}f64");
                 }
             }
-            ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Var(d) => f
-                .and_then(|f| p.funcs[f].vars.get(*d).cloned())
-                .unwrap_or_else(|| format!("v{d}")),
-            ExprKind::RVar(r) => match (f, update) {
-                (Some(f), Some(k)) => p.funcs[f].updates[k].rdom[*r].name.clone(),
-                _ => format!("r{r}"),
-            },
-            ExprKind::Param(i) => p.params[*i].name.clone(),
-            ExprKind::InputMin(i, d) => format!("{}.min({d})", p.inputs[*i].name),
-            ExprKind::InputExtent(i, d) => format!("{}.extent({d})", p.inputs[*i].name),
-            ExprKind::Sym(s) => self
-                .syms
-                .get(*s)
-                .cloned()
-                .unwrap_or_else(|| format!("s{s}")),
-            ExprKind::LetVar(id) => format!("t{id}"),
-            ExprKind::Loop(v) => format!("{}.{}", p.funcs[v.func].name, v.name),
-            ExprKind::Let { id, value, body } => {
-                format!("{{ let t{id} = {}; {} }}", sub(value), sub(body))
+            ExprKind::Bool(b) => {
+                let _ = write!(out, "{b}");
             }
-            ExprKind::Unary(op, a) => match op {
-                UnOp::Neg => format!("-{}", sub(a)),
-                UnOp::Not => format!("!{}", sub(a)),
-                UnOp::Abs => format!("abs({})", sub(a)),
+            ExprKind::Var(d) => match f.and_then(|f| p.funcs[f].vars.get(*d)) {
+                Some(name) => out.push_str(name),
+                None => {
+                    let _ = write!(out, "v{d}");
+                }
             },
+            ExprKind::RVar(r) => match (f, update) {
+                (Some(f), Some(k)) => out.push_str(&p.funcs[f].updates[k].rdom[*r].name),
+                _ => {
+                    let _ = write!(out, "r{r}");
+                }
+            },
+            ExprKind::Param(i) => out.push_str(&p.params[*i].name),
+            ExprKind::InputMin(i, d) => {
+                let _ = write!(out, "{}.min({d})", p.inputs[*i].name);
+            }
+            ExprKind::InputExtent(i, d) => {
+                let _ = write!(out, "{}.extent({d})", p.inputs[*i].name);
+            }
+            ExprKind::Sym(s) => match self.syms.get(*s) {
+                Some(name) => out.push_str(name),
+                None => {
+                    let _ = write!(out, "s{s}");
+                }
+            },
+            ExprKind::LetVar(id) => {
+                let _ = write!(out, "t{id}");
+            }
+            ExprKind::Loop(v) => {
+                let _ = write!(out, "{}.{}", p.funcs[v.func].name, v.name);
+            }
+            ExprKind::Let { id, value, body } => {
+                let _ = write!(out, "{{ let t{id} = ");
+                sub(value, out);
+                out.push_str("; ");
+                sub(body, out);
+                out.push_str(" }");
+            }
+            ExprKind::Unary(op, a) => {
+                out.push_str(match op {
+                    UnOp::Neg => "-",
+                    UnOp::Not => "!",
+                    UnOp::Abs => "abs(",
+                });
+                sub(a, out);
+                if *op == UnOp::Abs {
+                    out.push(')');
+                }
+            }
             ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-                format!("{}({}, {})", op.symbol(), sub(a), sub(b))
+                let _ = write!(out, "{}(", op.symbol());
+                sub(a, out);
+                out.push_str(", ");
+                sub(b, out);
+                out.push(')');
             }
             ExprKind::Binary(BinOp::Add, a, b) if b.as_int().is_some_and(|v| v < 0) => {
-                format!("({} - {})", sub(a), -b.as_int().unwrap())
+                out.push('(');
+                sub(a, out);
+                let _ = write!(out, " - {})", -b.as_int().unwrap());
             }
             ExprKind::Binary(op, a, b) => {
                 let sym = match (op, a.ty) {
@@ -75,34 +123,55 @@ impl Names<'_> {
                     (BinOp::Or, Type::Bool) => "||",
                     _ => op.symbol(),
                 };
-                format!("({} {sym} {})", sub(a), sub(b))
+                out.push('(');
+                sub(a, out);
+                let _ = write!(out, " {sym} ");
+                sub(b, out);
+                out.push(')');
             }
-            ExprKind::Select(c, a, b) => format!("select({}, {}, {})", sub(c), sub(a), sub(b)),
-            ExprKind::Cast(a) => format!("({} as {})", sub(a), e.ty),
-            ExprKind::SaturatingCast(a) => format!("saturating_cast::<{}>({})", e.ty, sub(a)),
-            ExprKind::Math(m, args) => format!(
-                "{}({})",
-                m.name(),
-                args.iter().map(sub).collect::<Vec<_>>().join(", ")
-            ),
+            ExprKind::Select(c, a, b) => {
+                out.push_str("select(");
+                sub(c, out);
+                out.push_str(", ");
+                sub(a, out);
+                out.push_str(", ");
+                sub(b, out);
+                out.push(')');
+            }
+            ExprKind::Cast(a) => {
+                out.push('(');
+                sub(a, out);
+                let _ = write!(out, " as {})", e.ty);
+            }
+            ExprKind::SaturatingCast(a) => {
+                let _ = write!(out, "saturating_cast::<{}>(", e.ty);
+                sub(a, out);
+                out.push(')');
+            }
+            ExprKind::Math(m, args) => {
+                let _ = write!(out, "{}(", m.name());
+                list(args, out);
+                out.push(')');
+            }
             ExprKind::Load { source, args, .. } => {
-                let name = match source {
-                    Source::Func(g) => p.funcs[*g].name.clone(),
-                    Source::Input(i) => p.inputs[*i].name.clone(),
-                };
-                format!(
-                    "{name}({})",
-                    args.iter().map(sub).collect::<Vec<_>>().join(", ")
-                )
+                out.push_str(match source {
+                    Source::Func(g) => &p.funcs[*g].name,
+                    Source::Input(i) => &p.inputs[*i].name,
+                });
+                out.push('(');
+                list(args, out);
+                out.push(')');
             }
             ExprKind::Boundary { mode, coord, .. } => {
-                let m = match mode {
+                out.push_str(match mode {
                     BoundaryMode::ClampEdge | BoundaryMode::GuardedClamp => "clamp_edge",
                     BoundaryMode::Mirror => "mirror",
                     BoundaryMode::MirrorInterior => "mirror_interior",
                     BoundaryMode::Wrap => "wrap",
-                };
-                format!("{m}({})", sub(coord))
+                });
+                out.push('(');
+                sub(coord, out);
+                out.push(')');
             }
         }
     }
