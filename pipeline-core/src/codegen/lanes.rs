@@ -119,7 +119,7 @@ pub(crate) fn visit_every_lane<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Select(c, _, _) => visit_every_lane(c, f),
-        _ => children(e).into_iter().for_each(|c| visit_every_lane(c, f)),
+        _ => e.for_each_child(|c| visit_every_lane(c, f)),
     }
 }
 

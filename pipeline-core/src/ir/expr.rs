@@ -468,7 +468,7 @@ impl Expr {
     }
 
     /// Calls `f` on each direct child.
-    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+    pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         self.for_each_child_ref(|c| match c {
             ChildRef::Held(e) => f(e),
             ChildRef::Inline(e) => f(e),
@@ -476,7 +476,7 @@ impl Expr {
     }
 
     /// Calls `f` on each direct child, saying how the node holds it.
-    fn for_each_child_ref(&self, mut f: impl FnMut(ChildRef)) {
+    fn for_each_child_ref<'a>(&'a self, mut f: impl FnMut(ChildRef<'a>)) {
         let mut held = |e| f(ChildRef::Held(e));
         match &self.kind {
             ExprKind::Int(_)

@@ -168,9 +168,7 @@ impl Gen<'_> {
                 found.push((e, outside, f, k));
                 return;
             }
-            for c in lanes::children(e) {
-                self.take_invariant_maps_in(c, stage, coords, found);
-            }
+            e.for_each_child(|c| self.take_invariant_maps_in(c, stage, coords, found));
         })
     }
 
@@ -243,9 +241,7 @@ impl Gen<'_> {
             ExprKind::Binary(BinOp::And | BinOp::Or, a, _) if a.ty == Type::Bool => {
                 self.take_invariant_loads(a, written, found)
             }
-            _ => lanes::children(e)
-                .into_iter()
-                .for_each(|c| self.take_invariant_loads(c, written, found)),
+            _ => e.for_each_child(|c| self.take_invariant_loads(c, written, found)),
         }
     }
 }
