@@ -180,12 +180,21 @@ fn dump(dir: &std::path::Path) {
     let mut all = bodies(&["examples", "tests", "benches"]);
     all.push(("chain100".into(), stencil_chain(100, false)));
     all.push(("chain100_hand".into(), stencil_chain(100, true)));
+    let (mut written, mut errors, mut skipped) = (0, 0, Vec::new());
     for (k, (name, body)) in all.iter().enumerate() {
+        // A body whose text is not Rust tokens (a `macro_rules!` template's
+        // `$name` pieces) cannot be expanded here.
         let Ok(input) = body.parse::<TokenStream>() else {
+            skipped.push(name.as_str());
             continue;
         };
         let out = pipeline_core::expand(input).to_string();
+        errors += out.contains("compile_error") as usize;
         std::fs::write(dir.join(format!("{k:03}_{name}.rs")), out).expect("written");
+        written += 1;
     }
-    eprintln!("{} expansions in {}", all.len(), dir.display());
+    eprintln!(
+        "{written} expansions in {} ({errors} of them compile errors, the ui cases among them); skipped, not Rust tokens: {skipped:?}",
+        dir.display()
+    );
 }
