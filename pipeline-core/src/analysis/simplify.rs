@@ -177,10 +177,10 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
 
 fn simplify_node(mut e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
+    // Operands stay shared unless a rule takes one apart.
+    let take = Rc::unwrap_or_clone;
     match std::mem::replace(&mut e.kind, ExprKind::Int(0)) {
         ExprKind::Binary(op, a, b) => {
-            // The operands stay shared unless a rule takes one apart.
-            let take = Rc::unwrap_or_clone;
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
                 if ty.is_int() {
                     if let Some(v) = fold_int(op, ty, x, y) {
@@ -283,14 +283,14 @@ fn simplify_node(mut e: Expr, exact: bool) -> Expr {
             Expr::new(ExprKind::Binary(op, a, b), ty)
         }
         ExprKind::Select(c, a, b) => match c.kind {
-            ExprKind::Bool(true) => Rc::unwrap_or_clone(a),
-            ExprKind::Bool(false) => Rc::unwrap_or_clone(b),
-            _ if a == b => Rc::unwrap_or_clone(a),
+            ExprKind::Bool(true) => take(a),
+            ExprKind::Bool(false) => take(b),
+            _ if a == b => take(a),
             _ => Expr::new(ExprKind::Select(c, a, b), ty),
         },
         ExprKind::Cast(a) => match a.kind {
             ExprKind::Int(v) if ty.is_int() => Expr::int(ty, v),
-            _ if a.ty == ty => Rc::unwrap_or_clone(a),
+            _ if a.ty == ty => take(a),
             _ => Expr::new(ExprKind::Cast(a), ty),
         },
         ExprKind::Unary(crate::ir::UnOp::Neg, a) if ty.is_int() && a.as_int().is_some() => {

@@ -6,7 +6,6 @@
 
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
-use std::rc::Rc;
 
 /// Calls `f` on the coordinates and values of the stores in `s`.
 pub(crate) fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
@@ -141,46 +140,7 @@ pub(crate) fn split_constant(e: &Expr) -> (Option<&Expr>, i128) {
 
 /// The direct children of `e`, in [`Expr::for_each_child`] order.
 pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => vec![a],
-        ExprKind::Binary(_, a, b) => vec![a, b],
-        ExprKind::Select(c, a, b) => vec![c, a, b],
-        ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.iter().collect(),
-        ExprKind::Boundary {
-            coord, min, extent, ..
-        } => vec![coord, min, extent],
-        ExprKind::Let { value, body, .. } => vec![value, body],
-        _ => vec![],
-    }
-}
-
-/// `e` with its direct children replaced, in [`children`] order.
-pub(crate) fn with_children(e: &Expr, new: Vec<Expr>) -> Expr {
-    let mut it = new.into_iter().map(Rc::new);
-    let mut next = || it.next().expect("one replacement per child");
-    let kind = match &e.kind {
-        ExprKind::Unary(op, _) => ExprKind::Unary(*op, next()),
-        ExprKind::Cast(_) => ExprKind::Cast(next()),
-        ExprKind::SaturatingCast(_) => ExprKind::SaturatingCast(next()),
-        ExprKind::Binary(op, _, _) => {
-            let a = next();
-            ExprKind::Binary(*op, a, next())
-        }
-        ExprKind::Math(m, args) => ExprKind::Math(
-            *m,
-            args.iter().map(|_| Rc::unwrap_or_clone(next())).collect(),
-        ),
-        ExprKind::Boundary { mode, .. } => {
-            let coord = next();
-            let min = next();
-            ExprKind::Boundary {
-                mode: *mode,
-                coord,
-                min,
-                extent: next(),
-            }
-        }
-        other => unreachable!("lane code builds {other:?} itself"),
-    };
-    Expr::new(kind, e.ty)
+    let mut out = Vec::new();
+    e.for_each_child(|c| out.push(c));
+    out
 }

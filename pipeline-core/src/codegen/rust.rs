@@ -263,9 +263,7 @@ fn sym(s: SymId) -> TokenStream {
 /// that crosses the bridge from the macro to the compiler; the 100-func
 /// chain had 8,000 of them around single names.
 pub(super) fn operand(e: &Expr, code: TokenStream) -> TokenStream {
-    let mut leaf = !matches!(e.kind, ExprKind::Load { .. } | ExprKind::Math(..));
-    e.for_each_child(|_| leaf = false);
-    if leaf {
+    if !matches!(e.kind, ExprKind::Load { .. } | ExprKind::Math(..)) && e.is_leaf() {
         code
     } else {
         parenthesized(code)
@@ -814,13 +812,13 @@ impl Gen<'_> {
                         let (lo, hi, inner) = (Frag::new(lo), Frag::new(hi), Frag::new(inner));
                         let hoists = hoists.into_iter().map(Frag::new);
                         quote! {
-                        let (__lo, __hi): (i64, i64) = (#lo, #hi);
-                        if __lo <= __hi {
-                            #(#hoists)*
-                            for #id in __lo..__hi + 1 {
-                                #inner
+                            let (__lo, __hi): (i64, i64) = (#lo, #hi);
+                            if __lo <= __hi {
+                                #(#hoists)*
+                                for #id in __lo..__hi + 1 {
+                                    #inner
+                                }
                             }
-                        }
                         }
                     }
                     // Unrolled loops are left to the compiler, whose

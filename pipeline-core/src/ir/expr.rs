@@ -532,6 +532,14 @@ impl Expr {
         crate::deep(|| Expr::new(self.kind_with_children(false, &mut Expr::unshared), self.ty))
     }
 
+    /// This node with its children replaced by `new`, in
+    /// [`Expr::for_each_child`] order.
+    pub fn with_children(&self, new: Vec<Expr>) -> Expr {
+        let mut new = new.into_iter();
+        let mut next = |_: &Expr| new.next().expect("one replacement per child");
+        Expr::new(self.kind_with_children(false, &mut next), self.ty)
+    }
+
     /// This node's operation on the children `f` makes of its own, in
     /// order. With `share`, a child `f` returns as it was
     /// ([`Expr::same_node`]) stays shared.

@@ -293,10 +293,7 @@ mod tests {
         Expr::new(ExprKind::Int(v), Type::I64)
     }
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::new(
-            ExprKind::Binary(op, std::rc::Rc::new(a), std::rc::Rc::new(b)),
-            Type::I64,
-        )
+        Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), Type::I64)
     }
     fn lets(run: Vec<(SymId, Expr)>, end: Stmt) -> Stmt {
         run.into_iter()
@@ -399,31 +396,19 @@ mod tests {
         let cond = || {
             let le = |a, b| {
                 Expr::new(
-                    ExprKind::Binary(
-                        BinOp::Le,
-                        std::rc::Rc::new(sym(a)),
-                        std::rc::Rc::new(sym(b)),
-                    ),
+                    ExprKind::Binary(BinOp::Le, Rc::new(sym(a)), Rc::new(sym(b))),
                     Type::Bool,
                 )
             };
             Expr::new(
-                ExprKind::Binary(
-                    BinOp::And,
-                    std::rc::Rc::new(le(0, 1)),
-                    std::rc::Rc::new(le(2, 3)),
-                ),
+                ExprKind::Binary(BinOp::And, Rc::new(le(0, 1)), Rc::new(le(2, 3))),
                 Type::Bool,
             )
         };
         let sum = || bin(BinOp::Add, bin(BinOp::Mul, sym(0), int(8)), sym(2));
         let select = |a: Expr| {
             Expr::new(
-                ExprKind::Select(
-                    std::rc::Rc::new(cond()),
-                    std::rc::Rc::new(a),
-                    std::rc::Rc::new(int(0)),
-                ),
+                ExprKind::Select(Rc::new(cond()), Rc::new(a), Rc::new(int(0))),
                 Type::I64,
             )
         };

@@ -600,7 +600,7 @@ impl Lanes<'_, '_> {
                     binds.push(quote!(let #name: #cty = #v;));
                     placeholders.push(Expr::new(ExprKind::LetVar(id), c.ty));
                 }
-                let op = self.g.expr(&with_children(e, placeholders), f, k);
+                let op = self.g.expr(&e.with_children(placeholders), f, k);
                 quote!({ #(#binds)* #op })
             }
         })

@@ -294,6 +294,7 @@ pub fn estimate_regions(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::rc::Rc;
 
     /// A small deterministic generator (xorshift).
     struct Rng(u64);
@@ -342,7 +343,7 @@ mod tests {
                 Expr::select(c, a, b)
             }
             8 => Expr::cast(Type::I64, Expr::cast(Type::I32, a)),
-            9 => Expr::new(ExprKind::Unary(UnOp::Neg, std::rc::Rc::new(a)), ty),
+            9 => Expr::new(ExprKind::Unary(UnOp::Neg, Rc::new(a)), ty),
             10 => Expr::cast(Type::I64, Expr::cast(Type::F32, a)),
             _ => Expr::binary(BinOp::Max, Expr::binary(BinOp::Min, a, b), Expr::int(ty, 0)),
         }
