@@ -142,6 +142,14 @@ fn lower_for(
     let mut local_names = synthesized.local_syms;
     let body = match target {
         Target::Cpu => pass(
+            "tails",
+            |_| String::new(),
+            || lower::tails::join_tails(body, &pipeline, bounds.syms.len(), &mut local_names),
+        ),
+        Target::Cuda => body,
+    };
+    let body = match target {
+        Target::Cpu => pass(
             "cse",
             |_| String::new(),
             || lower::cse::cse(body, bounds.syms.len(), &mut local_names),

@@ -1,7 +1,8 @@
 //! Analyses over the IR: simplification, interval arithmetic, bounds inference,
-//! value ranges.
+//! value ranges, and what a vectorized loop's lanes run.
 
 pub mod bounds;
 pub mod interval;
+pub(crate) mod lanes;
 pub mod simplify;
 pub mod values;

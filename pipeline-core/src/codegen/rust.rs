@@ -20,10 +20,10 @@ mod vector;
 pub use cuda_entry::cuda_entry;
 
 use super::kernels::{kernels, KernelLevels, Vectors};
-use super::lanes::{self, AllLanes};
 use super::names;
 pub use super::names::sanitize;
 use crate::analysis::bounds::BoundsProgram;
+use crate::analysis::lanes::{self, AllLanes};
 use crate::front::check::CheckedPipeline;
 use crate::hash::HashMap;
 use crate::ir::*;

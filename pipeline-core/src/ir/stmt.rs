@@ -20,7 +20,7 @@ pub enum Coord {
 /// The part of a func's buffer that one iteration of a parallel loop writes:
 /// iteration `i` (counting from the loop's min) writes coordinates
 /// `[start + i * step, start + i * step + step - 1]` of dimension `dim`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Slab {
     /// The func written.
     pub func: FuncId,
@@ -33,7 +33,7 @@ pub struct Slab {
 }
 
 /// A lowered statement.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     /// A buffer for `func` over `region`, live during `body`.
     Allocate {

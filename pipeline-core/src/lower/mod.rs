@@ -5,3 +5,4 @@ pub mod hoist;
 pub mod inline;
 pub mod loops;
 pub mod partition;
+pub mod tails;

@@ -36,8 +36,8 @@
 //! before it returns. It returns 0, or the CUDA error that stopped it.
 
 use super::{c_type, Exprs};
+use crate::analysis::lanes::lanes_of;
 use crate::analysis::simplify::simplify;
-use crate::codegen::lanes::lanes_of;
 use crate::codegen::names;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;

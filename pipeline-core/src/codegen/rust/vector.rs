@@ -58,7 +58,7 @@ use super::{
     coord_ident, float_lit, frag::Frag, ident, input_name, int_lit, let_binding, let_var,
     local_sym_name, loop_ident, reader_name, rust_type, Gen,
 };
-use crate::codegen::lanes::*;
+use crate::analysis::lanes::*;
 use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};

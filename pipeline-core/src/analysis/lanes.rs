@@ -1,4 +1,5 @@
-//! What the emitters know of a lowered loop body beyond its syntax: when a
+//! What the emitters (and `lower::tails`) know of a lowered loop body
+//! beyond its syntax: when a
 //! vectorized loop runs all its lanes, which nodes every lane evaluates,
 //! the body in the case a split's condition holds, and the traversals
 //! they share. Pure functions of the lowered IR: the Rust emitter's vector
@@ -88,15 +89,29 @@ pub(crate) fn min_arms(e: &Expr) -> Vec<Expr> {
 }
 
 /// `s` in the case where `c` holds: every `select(c, a, b)` in it is `a`.
+/// The copy's nodes are its own (`Expr::unshared`): the Rust emitter tells
+/// them from the loop body's by address.
 pub(crate) fn assuming(s: &Stmt, c: &Expr) -> Stmt {
-    // Nodes of its own (`Expr::unshared`): the Rust emitter tells the
-    // copy's nodes from the loop body's by address.
-    s.clone().map_exprs(&mut |e| {
-        e.rewrite(&mut |n| match n.kind {
-            ExprKind::Select(ref t, ref a, _) if **t == *c => (**a).clone(),
-            _ => n,
-        })
-        .unshared()
+    s.clone()
+        .map_exprs(&mut |e| resolving(e, c, true).unshared())
+}
+
+/// `s` with every `select(c, a, b)` in it `a` where `c` `holds`, else `b`.
+pub(crate) fn resolving_stmt(s: Stmt, c: &Expr, holds: bool) -> Stmt {
+    s.map_exprs(&mut |e| resolving(e, c, holds))
+}
+
+/// `e` with every `select(c, a, b)` in it `a` where `c` `holds`, else `b`.
+pub(crate) fn resolving(e: &Expr, c: &Expr, holds: bool) -> Expr {
+    e.rewrite(&mut |n| match n.kind {
+        ExprKind::Select(ref t, ref a, ref b) if **t == *c => {
+            if holds {
+                (**a).clone()
+            } else {
+                (**b).clone()
+            }
+        }
+        _ => n,
     })
 }
 
