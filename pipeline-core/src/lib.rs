@@ -82,7 +82,7 @@ pub fn lower_pipeline(
     checked: &Pipeline,
     sched: &schedule::Schedule,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
-    lower_for(checked, sched, Target::Cpu)
+    lower_for(checked, sched, Target::Cpu, None)
 }
 
 /// What a lowering is for.
@@ -92,10 +92,13 @@ enum Target {
     Cuda,
 }
 
+/// `earlier`: bounds the auto-scheduler inferred, used when they are of
+/// the pipeline the schedule's inlining leaves.
 fn lower_for(
     checked: &Pipeline,
     sched: &schedule::Schedule,
     target: Target,
+    earlier: Option<analysis::bounds::Inferred>,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
     let (pipeline, inlined) = pass(
         "inline",
@@ -116,7 +119,7 @@ fn lower_for(
         || {
             let fixed: Vec<Vec<(usize, i64, i64)>> =
                 sched.funcs.iter().map(|f| f.bounds.clone()).collect();
-            analysis::bounds::infer_bounded(&pipeline, &fixed)
+            analysis::bounds::Inferred::reuse_or_infer(earlier, &pipeline, &fixed)
         },
     );
     let synthesized = pass(
@@ -556,22 +559,22 @@ fn choose_and_lower(
     let auto = block.is_none_or(|b| b.auto);
     // The auto-scheduler's choice, and, should it ever fail to lower,
     // the same without fusion (every computed func at root).
-    let attempt = |fuse: bool| -> Result<schedule::Schedule, syn::Error> {
+    let attempt = |fuse: bool| -> Result<(schedule::Schedule, Option<_>), syn::Error> {
         if !auto {
-            return Ok(user.clone());
+            return Ok((user.clone(), None));
         }
         let m = schedule::auto::Machine::from_env()
             .map_err(|e| syn::Error::new_spanned(&c.ident, e))?;
-        let (mut sched, _) = auto_complete(c, user, block, &m, fuse)?;
+        let (mut sched, plan) = auto_complete(c, user, block, &m, fuse)?;
         if !notes.is_empty() {
             let mut lines = notes.clone();
             lines.extend(sched.note.take());
             sched.note = Some(lines.join("\n"));
         }
-        Ok(sched)
+        Ok((sched, Some(plan.bounds)))
     };
-    let lower = |sched: schedule::Schedule| {
-        lower_pipeline(&c.pipeline, &sched).map_err(|e| match &e.tokens {
+    let lower = |(sched, bounds): (schedule::Schedule, _)| {
+        lower_for(&c.pipeline, &sched, Target::Cpu, bounds).map_err(|e| match &e.tokens {
             Some(t) => syn::Error::new_spanned(t, e.message),
             None => syn::Error::new_spanned(&c.ident, e.message),
         })
@@ -802,8 +805,9 @@ fn gpu_lowered(
     checked: &CheckedPipeline,
     block: Option<&front::parse::ScheduleItem>,
 ) -> Result<Lowered, String> {
-    gpu_schedule(checked, block)
-        .and_then(|sched| lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| e.message))
+    gpu_schedule(checked, block).and_then(|sched| {
+        lower_for(&checked.pipeline, &sched, Target::Cuda, None).map_err(|e| e.message)
+    })
 }
 
 fn gpu_schedule(
@@ -825,8 +829,8 @@ fn gpu_program(
     block: Option<&front::parse::ScheduleItem>,
 ) -> Result<(Lowered, String), (String, Option<TokenStream>)> {
     let sched = gpu_schedule(checked, block).map_err(|e| (e, None))?;
-    let l =
-        lower_for(&checked.pipeline, &sched, Target::Cuda).map_err(|e| (e.message, e.tokens))?;
+    let l = lower_for(&checked.pipeline, &sched, Target::Cuda, None)
+        .map_err(|e| (e.message, e.tokens))?;
     let name = checked.ident.to_string();
     if let Err(u) = codegen::cuda::generate(&l, &name) {
         let tokens = u.func.and_then(|f| {

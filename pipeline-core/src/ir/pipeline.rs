@@ -19,7 +19,7 @@ pub struct Site {
 }
 
 /// An input image parameter `name: Image<T, N>`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Input {
     /// The parameter name.
     pub name: String,
@@ -66,7 +66,7 @@ pub struct Update {
 }
 
 /// A func: a pure definition over pure variables plus update definitions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Func {
     /// Name for messages and generated identifiers (`gauss[2]` for families).
     pub name: String,

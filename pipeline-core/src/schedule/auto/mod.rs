@@ -50,6 +50,7 @@ pub mod model;
 
 pub use model::{Estimates, Machine, MACHINE_ENV};
 
+use crate::analysis::bounds::Inferred;
 use crate::ir::{FuncId, Pipeline};
 use crate::lower::inline::{size, substitute_func};
 use crate::schedule::{ComputeLevel, Schedule};
@@ -107,6 +108,9 @@ pub struct Plan {
     pub funcs: Vec<Option<FuncPlan>>,
     /// Everything it weighed, for `PIPELINE_DEBUG=schedule`.
     pub report: String,
+    /// The bounds it inferred, of the pipeline with the funcs it inlines
+    /// substituted (see [`Inferred`]).
+    pub bounds: Inferred,
 }
 
 impl Plan {
@@ -185,7 +189,8 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
 
     let live_q = q.live_funcs();
     let fixed: Vec<Vec<(usize, i64, i64)>> = base.funcs.iter().map(|f| f.bounds.clone()).collect();
-    let regions = model::estimate_regions(&q, &fixed, opts.estimates);
+    let bounds = Inferred::new(&q, &fixed);
+    let regions = model::estimate_regions(&q, &bounds.program, opts.estimates);
     let Grouping {
         head_of,
         edges_of,
@@ -226,7 +231,11 @@ pub fn choose(p: &Pipeline, base: &Schedule, opts: &Options) -> Plan {
             let _ = writeln!(report, "  {}: as the schedule block says", p.funcs[f].name);
         }
     }
-    Plan { funcs, report }
+    Plan {
+        funcs,
+        report,
+        bounds,
+    }
 }
 
 /// Step 1, inlining, producers first, on a copy of the pipeline that follows

@@ -7,7 +7,7 @@
 //! `estimate(..)` every input is taken to be a large image (3840x2160, 3
 //! channels) and every func's region follows from bounds inference.
 
-use crate::analysis::bounds::{infer_bounded, BoundsProgram};
+use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::simplify::{fold_comparison, fold_constants, fold_int};
 use crate::ir::{BinOp, Expr, ExprKind, FuncId, Pipeline, Type, UnOp};
 
@@ -226,13 +226,8 @@ fn substitute_and_fold(e: &Expr, syms: &[Option<i64>], inputs: &[Vec<i64>]) -> O
         .and_then(|v| i64::try_from(v).ok())
 }
 
-/// Evaluates bounds inference for the estimated sizes.
-pub fn estimate_regions(
-    p: &Pipeline,
-    fixed: &[Vec<(usize, i64, i64)>],
-    est: &Estimates,
-) -> Regions {
-    let b: BoundsProgram = infer_bounded(p, fixed);
+/// Evaluates `p`'s bounds program `b` for the estimated sizes.
+pub fn estimate_regions(p: &Pipeline, b: &BoundsProgram, est: &Estimates) -> Regions {
     let inputs: Vec<Vec<i64>> = p
         .inputs
         .iter()
