@@ -55,13 +55,15 @@ mod blocks;
 mod loads;
 
 use super::{
-    coord_ident, float_lit, frag::Frag, ident, input_name, int_lit, let_binding, let_var,
-    local_sym_name, loop_ident, reader_name, rust_type, Gen,
+    coord_ident, float_lit,
+    frag::{parenthesized, Frag},
+    ident, input_name, int_lit, let_binding, let_var, local_sym_name, loop_ident, operand,
+    reader_name, rust_type, Gen,
 };
 use crate::analysis::lanes::*;
 use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
-use proc_macro2::{Ident, Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use std::cell::{Cell, RefCell};
 
@@ -404,8 +406,8 @@ impl Lanes<'_, '_> {
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let v = self.lane(a, false)?;
-                Ok(wrap_fold(quote!((#v) as i64), fold(d)))
+                let v = Frag::new(operand(a, self.lane(a, false)?));
+                Ok(wrap_fold(quote!(#v as i64), fold(d)))
             })
             .collect::<R<Vec<TokenStream>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
@@ -989,7 +991,11 @@ impl Lanes<'_, '_> {
             return None;
         }
         let (f, k) = self.stage.get();
-        let leaf = |code: TokenStream| Some((quote!(((#code) as i64)), e.ty.bits()));
+        // Each piece is a method call's receiver as it is: a cast in
+        // parentheses, a literal (a negative one in parentheses), or a
+        // chain of method calls.
+        let leaf =
+            |operand: TokenStream| Some((parenthesized(quote!(#operand as i64)), e.ty.bits()));
         let coord = |c: Coord| match self.coords.borrow().get(&c)? {
             Lane::Uni(t) | Lane::Ramp(t, _) => leaf(t.clone()),
             Lane::Array(_) => None,
@@ -997,22 +1003,25 @@ impl Lanes<'_, '_> {
         let out = match &e.kind {
             ExprKind::Int(v) => {
                 let v = i64::try_from(*v).ok()?;
-                let lit = Literal::i64_suffixed(v);
-                Some((quote!(#lit), 65 - v.unsigned_abs().leading_zeros()))
+                let lit: TokenStream = TokenTree::Literal(Literal::i64_suffixed(v)).into();
+                let lit = if v < 0 { parenthesized(lit) } else { lit };
+                Some((lit, 65 - v.unsigned_abs().leading_zeros()))
             }
             ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
             ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
             ExprKind::Unary(UnOp::Neg, a) => {
                 let (a, b) = self.wide(a)?;
-                Some((quote!((#a).wrapping_neg()), b))
+                let a = Frag::new(a);
+                Some((quote!(#a.wrapping_neg()), b))
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let ((x, bx), (y, by)) = (self.wide(a)?, self.wide(b)?);
                 let bits = bx.max(by) + 1;
+                let (x, y) = (Frag::new(x), Frag::new(y));
                 Some(if *op == BinOp::Add {
-                    (quote!((#x).wrapping_add(#y)), bits)
+                    (quote!(#x.wrapping_add(#y)), bits)
                 } else {
-                    (quote!((#x).wrapping_sub(#y)), bits)
+                    (quote!(#x.wrapping_sub(#y)), bits)
                 })
             }
             ExprKind::Binary(BinOp::Mul, a, b) => {
@@ -1020,9 +1029,10 @@ impl Lanes<'_, '_> {
                 if a.as_int().is_none() && b.as_int().is_none() {
                     return None;
                 }
-                Some((quote!((#x).wrapping_mul(#y)), bx + by))
+                let (x, y) = (Frag::new(x), Frag::new(y));
+                Some((quote!(#x.wrapping_mul(#y)), bx + by))
             }
-            _ if self.is_uniform(e) => leaf(self.g.expr(e, f, k)),
+            _ if self.is_uniform(e) => leaf(operand(e, self.g.expr(e, f, k))),
             _ => None,
         };
         out.filter(|(_, bits)| *bits <= MAX_BITS)
@@ -1066,19 +1076,20 @@ fn average_operands(e: &Expr) -> Option<(&Expr, &Expr)> {
 /// Lane `__i` of the ramp `base + i * stride` of type `t`.
 fn ramp_lane(base: &TokenStream, stride: i128, t: Type) -> TokenStream {
     let ty = rust_type(t);
+    // `base` is a name.
     if stride == 1 {
-        return quote!((#base).wrapping_add(__i as #ty));
+        return quote!(#base.wrapping_add(__i as #ty));
     }
     let s = int_lit(t, t.wrap(stride));
-    quote!((#base).wrapping_add((__i as #ty).wrapping_mul(#s)))
+    quote!(#base.wrapping_add((__i as #ty).wrapping_mul(#s)))
 }
 
 /// A coordinate `c` (i64) of a folded dimension wraps into the fold.
 fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
     match fold {
         Some(n) => {
-            let n = Literal::i64_suffixed(n);
-            quote!((#c).rem_euclid(#n))
+            let (n, c) = (Literal::i64_suffixed(n), Frag::new(parenthesized(c)));
+            quote!(#c.rem_euclid(#n))
         }
         None => c,
     }
