@@ -674,6 +674,19 @@ impl Expr {
     pub fn any(&self, pred: &mut impl FnMut(&Expr) -> bool) -> bool {
         any_dyn(self, pred)
     }
+
+    /// Whether loop `v`'s variable appears in the expression.
+    pub fn uses_loop(&self, v: &LoopVar) -> bool {
+        self.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v))
+    }
+
+    /// The expression with `value` in place of loop `v`'s variable.
+    pub fn with_loop(&self, v: &LoopVar, value: &Expr) -> Expr {
+        self.rewrite(&mut |n| match &n.kind {
+            ExprKind::Loop(l) if l == v => value.clone(),
+            _ => n,
+        })
+    }
 }
 
 /// [`Expr::any`] with one `pred` for the whole tree.

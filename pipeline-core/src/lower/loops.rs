@@ -876,7 +876,7 @@ fn slide_loop(
             break;
         }
         let v = &loops[k].var;
-        let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+        let uses = |e: &Expr| e.uses_loop(v);
         if loops[compute..k]
             .iter()
             .any(|l| uses(&l.min) || uses(&l.max))
@@ -918,7 +918,7 @@ fn slide_loop(
 /// bounds in it grow monotonically with `v` and no other dimension depends
 /// on it.
 fn sliding_dim(regions: &[Region], v: &LoopVar) -> Option<usize> {
-    let uses = |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+    let uses = |e: &Expr| e.uses_loop(v);
     let dims = regions.first()?.len();
     let moving: Vec<usize> = (0..dims)
         .filter(|&d| regions.iter().any(|r| uses(&r[d].0) || uses(&r[d].1)))
@@ -949,7 +949,7 @@ fn window(regions: &[Region], d: usize) -> Option<i128> {
 
 /// True when `e` never decreases as loop `v` grows (other loops fixed).
 fn increasing(e: &Expr, v: &LoopVar) -> bool {
-    let constant = |e: &Expr| !e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v));
+    let constant = |e: &Expr| !e.uses_loop(v);
     if constant(e) {
         return true;
     }
@@ -978,10 +978,7 @@ fn at_previous_step(e: &Expr, v: &LoopVar) -> Expr {
         Expr::new(ExprKind::Loop(v.clone()), Type::I64),
         i64c(1),
     );
-    e.rewrite(&mut |n| match &n.kind {
-        ExprKind::Loop(l) if l == v => back.clone(),
-        _ => n,
-    })
+    e.with_loop(v, &back)
 }
 
 /// `a - b` when it is a constant: both are sums of the same terms with

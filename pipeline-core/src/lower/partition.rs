@@ -115,8 +115,7 @@ impl Steady<'_> {
         side: &mut Vec<Expr>,
         facts: &mut Vec<(Expr, Expr)>,
     ) -> Option<(i128, Expr)> {
-        let uses_var =
-            |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == self.var));
+        let uses_var = |e: &Expr| e.uses_loop(self.var);
         // Arithmetic in i32 and i64 (coordinates, bounds) stays far from the
         // limits of its type; in narrower or unsigned types it wraps (a
         // coordinate `(6 - (h as u8)) as i32` is 255 for h = 7), and a
@@ -328,7 +327,7 @@ impl Steady<'_> {
         let ExprKind::Boundary { coord, .. } = &b.kind else {
             return None;
         };
-        if !uses_loop(&substitute(coord, coords), innermost) {
+        if !substitute(coord, coords).uses_loop(innermost) {
             return None;
         }
         self.boundary(b, coords)
@@ -347,7 +346,7 @@ impl Steady<'_> {
             },
             _ => return false,
         };
-        if !c.ty.is_int() || !uses_loop(&substitute(c, coords), innermost) {
+        if !c.ty.is_int() || !substitute(c, coords).uses_loop(innermost) {
             return false;
         }
         match self.inside(c, min, extent.map(|n| &**n), coords) {
@@ -368,7 +367,7 @@ impl Steady<'_> {
     /// [`Steady::guard`] for a guard that varies with the innermost loop
     /// around it (see [`Steady::droppable_boundary`]).
     fn droppable_guard(&self, c: &Expr, coords: &Coords, innermost: &LoopVar) -> Option<Expr> {
-        if !uses_loop(&substitute(c, coords), innermost) {
+        if !substitute(c, coords).uses_loop(innermost) {
             return None;
         }
         self.guard(c)
@@ -519,10 +518,6 @@ impl Steady<'_> {
             s => s.map_children(|c| self.strip(c, coords, innermost)),
         }
     }
-}
-
-fn uses_loop(e: &Expr, v: &LoopVar) -> bool {
-    e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v))
 }
 
 fn bind(coords: &mut Coords, c: Coord, value: &Expr) {

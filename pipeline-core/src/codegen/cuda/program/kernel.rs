@@ -754,25 +754,15 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
     match &cond.kind {
         ExprKind::Binary(BinOp::And, a, b) => implied(a, bounds) && implied(b, bounds),
         ExprKind::Binary(BinOp::Lt, p, q) => {
-            let uses = |e: &Expr, v: &LoopVar| {
-                e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(l) if l == v))
-            };
-            let at = |e: &Expr, v: &LoopVar, value: &Expr| {
-                e.rewrite(&mut |n| match &n.kind {
-                    ExprKind::Loop(l) if l == v => value.clone(),
-                    _ => n,
-                })
-            };
             let mut p = (**p).clone();
             for (v, max) in bounds {
-                if uses(q, v) {
+                if q.uses_loop(v) {
                     return false;
                 }
-                if !uses(&p, v) {
+                if !p.uses_loop(v) {
                     continue;
                 }
-                let next = at(
-                    &p,
+                let next = p.with_loop(
                     v,
                     &Expr::binary(
                         BinOp::Add,
@@ -785,7 +775,7 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
                 if step.is_none_or(|k| k <= 0) {
                     return false;
                 }
-                p = at(&p, v, max);
+                p = p.with_loop(v, max);
             }
             below(&p, q)
         }
