@@ -324,8 +324,8 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
             return unsafe { self.load_dense(c) };
         }
         // A loop rather than `core::array::from_fn`, which LLVM inlined
-        // into some kernels and called out of line in others (1.7 M more
-        // instructions per 2-megapixel blur there).
+        // into some kernels and called out of line in others (3.6% more
+        // instructions in the AVX2 kernel of a 1920x1080 blur there).
         let lane = |i: usize| {
             let mut at = c;
             at[0] = first.saturating_add(i as i64).clamp(min, max);

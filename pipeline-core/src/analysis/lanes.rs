@@ -1,8 +1,7 @@
 //! What the emitters (and `lower::tails`) know of a lowered loop body
-//! beyond its syntax: when a
-//! vectorized loop runs all its lanes, which nodes every lane evaluates,
-//! the body in the case a split's condition holds, and the traversals
-//! they share. Pure functions of the lowered IR: the Rust emitter's vector
+//! beyond its syntax: when a vectorized loop runs all its lanes, which
+//! nodes every lane evaluates, the body in the case a split's condition
+//! holds, and the traversals they share. Pure functions of the lowered IR: the Rust emitter's vector
 //! code uses them, and so can any other emitter.
 
 use crate::analysis::simplify::simplify;
@@ -63,6 +62,14 @@ pub(crate) fn provably_true(c: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `c` provably holds in the first and the last lane of the vector
+/// loop `v` (`first..first + w`): in every lane, where `c` is linear in
+/// `v` (the callers' part).
+pub(crate) fn holds_in_first_and_last(c: &Expr, v: &LoopVar, first: i128, w: usize) -> bool {
+    let at = |lane: i128| c.with_loop(v, &Expr::i64(lane));
+    provably_true(&at(first)) && provably_true(&at(first + w as i128 - 1))
 }
 
 /// The arms of the `min`s that bound `e` from above, with the constants

@@ -83,20 +83,20 @@ impl Tails<'_> {
     /// The loop over the steady state's vectors and the one after it as
     /// one, when their vector bodies are the same but for the first column.
     fn join(&mut self, steady: &Stmt, after: &Stmt) -> Option<Stmt> {
-        let (xo, m1, max1, b1) = serial_loop(steady)?;
-        let (xo2, m2, max2, b2) = serial_loop(after)?;
+        let (xo, m1, max1, b1) = loop_of(steady, LoopKind::Serial)?;
+        let (xo2, m2, max2, b2) = loop_of(after, LoopKind::Serial)?;
         if xo != xo2 {
             return None;
         }
-        let (xv, v0, vmax, vbody2) = vector_loop(b2)?;
+        let (xv, v0, vmax, vbody2) = loop_of(b2, LoopKind::Vectorized)?;
         let (first, w, AllLanes::When(c)) = lanes::lanes_of(v0, vmax)? else {
             return None;
         };
-        let (xv1, v1, vmax1, vbody1) = vector_loop(b1)?;
+        let (xv1, v1, vmax1, vbody1) = loop_of(b1, LoopKind::Vectorized)?;
         if xv1 != xv || v1 != v0 || vmax1.as_int() != Some(first + w as i128 - 1) {
             return None;
         }
-        if mentions(c, xo) || mentions(c, xv) {
+        if c.uses_loop(xo) || c.uses_loop(xv) {
             return None;
         }
         // The vector body after the steady state where all lanes run, with
@@ -137,6 +137,8 @@ impl Tails<'_> {
         if simplify(&unshifted_end) != *max1 || simplify(&next) != *m2 {
             return None;
         }
+        // The symbol the joined body reads its first column from: the next
+        // local one, named (`sym`) once the join is sure.
         let base = self.global + self.names.len();
         let named = |e: &Expr, pattern: &dyn Fn(&Expr) -> bool| {
             e.rewrite(&mut |n| if pattern(&n) { Expr::sym(base) } else { n })
@@ -146,15 +148,18 @@ impl Tails<'_> {
         let named_steady = vbody1
             .clone()
             .map_exprs(&mut |e| named(e, &|n| column_of(n, xo) == Some(factor)));
-        if stmt_mentions(&named_steady, xo) || named_steady != named_shifted {
+        if stmt_uses_loop(&named_steady, xo) || named_steady != named_shifted {
             return None;
         }
+        let named = self.sym(xo, "base");
+        debug_assert_eq!(named, base);
         Some(self.joined(Joined {
             xo: xo.clone(),
             xv: xv.clone(),
             steady: (m1.clone(), max1.clone()),
             after: (m2.clone(), max2.clone()),
             c: c.clone(),
+            base,
             factor,
             last,
             first,
@@ -177,8 +182,6 @@ impl Tails<'_> {
         let i64c = Expr::i64;
         let bin = Expr::binary;
         let select = Expr::select;
-        // The first column of a vector: the symbol `join` named in the body.
-        let base = self.sym(&j.xo, "base");
         let (m1, max1) = j.steady.clone();
         let (m2, max2) = j.after.clone();
         let f = i64c(j.factor);
@@ -227,7 +230,7 @@ impl Tails<'_> {
                 kind: LoopKind::Serial,
                 slab: None,
                 body: Box::new(Stmt::LetSym {
-                    sym: base,
+                    sym: j.base,
                     value: simplify(&bin(BinOp::Add, offsets, bin(BinOp::Mul, xo_now, f))),
                     body: Box::new(vectors),
                 }),
@@ -269,6 +272,8 @@ struct Joined {
     after: (Expr, Expr),
     /// When all lanes of the vectors after the steady state run.
     c: Expr,
+    /// The symbol of a vector's first column, which `body` reads.
+    base: SymId,
     /// A vector's first column is `xo * factor`, the shifted one's `last`.
     factor: i128,
     last: Expr,
@@ -283,43 +288,26 @@ struct Joined {
     narrow_max: Expr,
 }
 
-/// A serial loop's variable, bounds and body.
-fn serial_loop(s: &Stmt) -> Option<(&LoopVar, &Expr, &Expr, &Stmt)> {
+/// The variable, bounds and body of a loop of kind `kind` that is not a
+/// parallel slab.
+fn loop_of(s: &Stmt, kind: LoopKind) -> Option<(&LoopVar, &Expr, &Expr, &Stmt)> {
     match s {
         Stmt::For {
             var,
             min,
             max,
-            kind: LoopKind::Serial,
+            kind: k,
             slab: None,
             body,
-        } => Some((var, min, max, body)),
+        } if *k == kind => Some((var, min, max, body)),
         _ => None,
     }
 }
 
-/// A vectorized loop's variable, bounds and body.
-fn vector_loop(s: &Stmt) -> Option<(&LoopVar, &Expr, &Expr, &Stmt)> {
-    match s {
-        Stmt::For {
-            var,
-            min,
-            max,
-            kind: LoopKind::Vectorized,
-            slab: None,
-            body,
-        } => Some((var, min, max, body)),
-        _ => None,
-    }
-}
-
-fn mentions(e: &Expr, v: &LoopVar) -> bool {
-    e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(u) if u == v))
-}
-
-fn stmt_mentions(s: &Stmt, v: &LoopVar) -> bool {
-    s.own_exprs().into_iter().any(|e| mentions(e, v))
-        || s.children().into_iter().any(|c| stmt_mentions(c, v))
+fn stmt_uses_loop(s: &Stmt, v: &LoopVar) -> bool {
+    let mut uses = false;
+    each_expr(s, &mut |e| uses = uses || e.uses_loop(v));
+    uses
 }
 
 /// Calls `f` on every expression of `s` and of the statements inside it.
@@ -343,7 +331,7 @@ fn column_of(e: &Expr, xo: &LoopVar) -> Option<i128> {
 /// vector whose last one is shifted back to end at the extent.
 fn shifted_column(n: &Expr, xo: &LoopVar) -> Option<(i128, Expr)> {
     match &n.kind {
-        ExprKind::Binary(BinOp::Min, a, b) if !mentions(b, xo) => {
+        ExprKind::Binary(BinOp::Min, a, b) if !b.uses_loop(xo) => {
             column_of(a, xo).map(|f| (f, (**b).clone()))
         }
         _ => None,
@@ -355,20 +343,13 @@ fn shifted_column(n: &Expr, xo: &LoopVar) -> Option<(i128, Expr)> {
 /// sums in which `xv` appears as a term, so that holding at the first and
 /// the last lane means holding in all.
 fn drop_lane_guards(s: Stmt, xv: &LoopVar, first: i128, w: usize) -> Stmt {
-    let at = |c: &Expr, lane: i128| {
-        c.rewrite(&mut |n| match &n.kind {
-            ExprKind::Loop(v) if v == xv => Expr::i64(lane),
-            _ => n,
-        })
-    };
     let holds = |c: &Expr| {
         matches!(
             &c.kind,
             ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b)
                 if additive_in(a, xv) && additive_in(b, xv)
-        ) && mentions(c, xv)
-            && lanes::provably_true(&at(c, first))
-            && lanes::provably_true(&at(c, first + w as i128 - 1))
+        ) && c.uses_loop(xv)
+            && lanes::holds_in_first_and_last(c, xv, first, w)
     };
     match s {
         Stmt::If { cond, body } => {
@@ -400,8 +381,8 @@ fn additive_in(e: &Expr, xv: &LoopVar) -> bool {
     match &e.kind {
         ExprKind::Loop(v) if v == xv => true,
         ExprKind::Binary(BinOp::Add, a, b) => additive_in(a, xv) && additive_in(b, xv),
-        ExprKind::Binary(BinOp::Sub, a, b) => additive_in(a, xv) && !mentions(b, xv),
-        _ => !mentions(e, xv),
+        ExprKind::Binary(BinOp::Sub, a, b) => additive_in(a, xv) && !b.uses_loop(xv),
+        _ => !e.uses_loop(xv),
     }
 }
 

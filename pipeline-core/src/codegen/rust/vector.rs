@@ -479,14 +479,7 @@ impl Lanes<'_, '_> {
                 linear &= comparison(n);
             }
         });
-        let at = |i: i128| {
-            let lane = Expr::int(Type::I64, self.first + i);
-            cond.rewrite(&mut |n| match &n.kind {
-                ExprKind::Loop(v) if v == self.var => lane.clone(),
-                _ => n,
-            })
-        };
-        linear && provably_true(&at(0)) && provably_true(&at(self.w as i128 - 1))
+        linear && holds_in_first_and_last(cond, self.var, self.first, self.w)
     }
 
     /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
@@ -993,9 +986,8 @@ impl Lanes<'_, '_> {
         let (f, k) = self.stage.get();
         // Each piece is a method call's receiver as it is: a cast in
         // parentheses, a literal (a negative one in parentheses), or a
-        // chain of method calls.
-        let leaf =
-            |operand: TokenStream| Some((parenthesized(quote!(#operand as i64)), e.ty.bits()));
+        // chain of method calls. `leaf` takes an operand of `as`.
+        let leaf = |code: TokenStream| Some((parenthesized(quote!(#code as i64)), e.ty.bits()));
         let coord = |c: Coord| match self.coords.borrow().get(&c)? {
             Lane::Uni(t) | Lane::Ramp(t, _) => leaf(t.clone()),
             Lane::Array(_) => None,
