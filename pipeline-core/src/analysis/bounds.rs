@@ -208,6 +208,10 @@ impl Builder<'_> {
     }
 
     /// Binds the union of demands to fresh symbols, one pair per dimension.
+    /// Demands under the same guard (a stencil's taps) are one demand of
+    /// their union: `min(select(ok, a, MAX), select(ok, b, MAX))` is
+    /// `select(ok, min(a, b), MAX)`, one pair of symbols where each tap had
+    /// its own (a chain of 3-tap stencils had 16 symbols a func).
     fn union(
         &mut self,
         label: &str,
@@ -216,12 +220,50 @@ impl Builder<'_> {
     ) -> Vec<DimSyms> {
         (0..names.len())
             .map(|d| {
-                let mut lo = Expr::i64(i64::MAX as i128);
-                let mut hi = Expr::i64(i64::MIN as i128);
+                let mut groups: Vec<(Option<Expr>, Expr, Expr)> = Vec::new();
                 for dem in demands {
                     let (a, b) = &dem[d];
-                    let sa = self.sym(format!("{label}.demand.min.{}", names[d]), Some(a.clone()));
-                    let sb = self.sym(format!("{label}.demand.max.{}", names[d]), Some(b.clone()));
+                    let guard = guard_of(a, b);
+                    match groups.iter_mut().find(|g| guard.is_some() && g.0 == guard) {
+                        Some((_, lo, hi)) => {
+                            let (ExprKind::Select(_, a, _), ExprKind::Select(_, b, _)) =
+                                (&a.kind, &b.kind)
+                            else {
+                                unreachable!("a guarded demand is two selects")
+                            };
+                            *lo = Expr::binary(BinOp::Min, lo.clone(), (**a).clone());
+                            *hi = Expr::binary(BinOp::Max, hi.clone(), (**b).clone());
+                        }
+                        None => {
+                            let (lo, hi) = match (&guard, &a.kind, &b.kind) {
+                                (Some(_), ExprKind::Select(_, a, _), ExprKind::Select(_, b, _)) => {
+                                    ((**a).clone(), (**b).clone())
+                                }
+                                _ => (a.clone(), b.clone()),
+                            };
+                            groups.push((guard, lo, hi));
+                        }
+                    }
+                }
+                let mut lo = Expr::i64(i64::MAX as i128);
+                let mut hi = Expr::i64(i64::MIN as i128);
+                let single = groups.len() == 1;
+                for (guard, a, b) in groups {
+                    let (a, b) = match guard {
+                        Some(ok) => (
+                            Expr::select(ok.clone(), a, Expr::i64(i64::MAX as i128)),
+                            Expr::select(ok, b, Expr::i64(i64::MIN as i128)),
+                        ),
+                        None => (a, b),
+                    };
+                    // One demand is the union: no symbols that only copy it.
+                    if single {
+                        let lo = self.sym(format!("{label}.min.{}", names[d]), Some(a));
+                        let hi = self.sym(format!("{label}.max.{}", names[d]), Some(b));
+                        return (lo, hi);
+                    }
+                    let sa = self.sym(format!("{label}.demand.min.{}", names[d]), Some(a));
+                    let sb = self.sym(format!("{label}.demand.max.{}", names[d]), Some(b));
                     lo = Expr::binary(BinOp::Min, lo, Expr::sym(sa));
                     hi = Expr::binary(BinOp::Max, hi, Expr::sym(sb));
                 }
@@ -231,6 +273,16 @@ impl Builder<'_> {
             })
             .collect()
     }
+}
+
+/// The guard of a demand `(select(ok, a, MAX), select(ok, b, MIN))`, or
+/// none for a demand of another form.
+fn guard_of(lo: &Expr, hi: &Expr) -> Option<Expr> {
+    let (ExprKind::Select(c1, _, e1), ExprKind::Select(c2, _, e2)) = (&lo.kind, &hi.kind) else {
+        return None;
+    };
+    (c1 == c2 && e1.as_int() == Some(i64::MAX as i128) && e2.as_int() == Some(i64::MIN as i128))
+        .then(|| (**c1).clone())
 }
 
 /// `min <= max` for every dimension of a region.
@@ -248,12 +300,28 @@ pub fn nonempty(region: &[DimSyms]) -> Expr {
 /// interval is non-empty, else the canonical empty interval.
 pub fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(Expr, Expr)> {
     let bounds: Vec<Interval> = args.iter().map(|a| bounds_of(a, scope)).collect();
+    // The extents `guard` says are not negative: a coordinate's interval
+    // of the same extent (`x + k` over `x`'s) is not empty where it holds,
+    // and testing it again would give each tap a guard of its own.
+    let mut held = Vec::new();
+    conjuncts(guard, &mut |c| {
+        if let ExprKind::Binary(BinOp::Le, lo, hi) = &c.kind {
+            held.push(simplify(&Expr::binary(
+                BinOp::Sub,
+                (**hi).clone(),
+                (**lo).clone(),
+            )));
+        }
+    });
     let mut ok = guard.clone();
     for b in &bounds {
         let (lo, hi) = (
             b.min.clone().expect("checked: bounded"),
             b.max.clone().expect("checked: bounded"),
         );
+        if ordered(&lo, &hi, &held) {
+            continue;
+        }
         ok = Expr::binary(BinOp::And, ok, Expr::binary(BinOp::Le, lo, hi));
     }
     let ok = simplify(&ok);
@@ -274,6 +342,57 @@ pub fn demand(args: &[Expr], scope: &Scope, guard: &Expr, dims: usize) -> Vec<(E
             )
         })
         .collect()
+}
+
+/// Whether `lo <= hi` wherever the extents `held` are not negative: their
+/// difference is a constant at least 0 or one of those extents, or both
+/// are the same monotone function (`min`, `max`, adding a constant,
+/// widening an i32) of
+/// operands so ordered (a clamped tap: `min(max(a + k, m), n)` and
+/// `min(max(b + k, m), n)` where `a <= b`). Exact arithmetic: what holds
+/// is that regions of coordinates are not empty, so nothing wraps.
+fn ordered(lo: &Expr, hi: &Expr, held: &[Expr]) -> bool {
+    if lo == hi {
+        return true;
+    }
+    let extent = simplify(&Expr::binary(BinOp::Sub, hi.clone(), lo.clone()));
+    if extent.as_int().is_some_and(|e| e >= 0) || held.contains(&extent) {
+        return true;
+    }
+    match (&lo.kind, &hi.kind) {
+        (ExprKind::Binary(op1, a1, b1), ExprKind::Binary(op2, a2, b2))
+            if op1 == op2 && matches!(op1, BinOp::Min | BinOp::Max) =>
+        {
+            ordered(a1, a2, held) && ordered(b1, b2, held)
+        }
+        // In i64, where coordinates of i32 plus a constant do not wrap.
+        (ExprKind::Binary(BinOp::Add, a1, b1), ExprKind::Binary(BinOp::Add, a2, b2))
+            if b1 == b2 && b1.as_int().is_some() && lo.ty == Type::I64 =>
+        {
+            ordered(a1, a2, held)
+        }
+        // i32 coordinates widened to i64.
+        (ExprKind::Cast(a1), ExprKind::Cast(a2))
+            if lo.ty == Type::I64
+                && hi.ty == Type::I64
+                && a1.ty == Type::I32
+                && a2.ty == Type::I32 =>
+        {
+            ordered(a1, a2, held)
+        }
+        _ => false,
+    }
+}
+
+/// Calls `f` with each operand of the `&&`s of `e`.
+fn conjuncts(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) => {
+            conjuncts(a, f);
+            conjuncts(b, f);
+        }
+        _ => f(e),
+    }
 }
 
 /// A bounds program with the pipeline and fixed regions it was inferred
@@ -465,5 +584,37 @@ mod tests {
         let bounded = Inferred::reuse_or_infer(earlier(), &wide, &fixed);
         assert_eq!(bounded, infer_bounded(&wide, &fixed));
         assert_ne!(bounded, reused);
+    }
+
+    /// A stencil's taps under one guard are one demand: a func read only
+    /// at `x + k` and `y + k` gets its region as one pair of symbols per
+    /// dimension, and the region is the union of its taps; so does an
+    /// input read through `clamp_edge`.
+    #[test]
+    fn a_stencils_taps_are_one_demand() {
+        let src = "fn blur(input: Image<f32, 2>) -> Image<f32, 2> {
+            let c = input.clamp_edge();
+            bx(x, y) = c(x - 1, y) + c(x, y) + c(x + 1, y);
+            out(x, y) = bx(x, y - 2) + bx(x, y) + bx(x, y + 1);
+            out
+        }";
+        let p = crate::pipeline_from_source(src, "blur").unwrap();
+        let b = infer(&p);
+        let bx = p.funcs.iter().position(|f| f.name == "bx").unwrap();
+        let named = |f: &dyn Fn(&str) -> bool| b.syms.iter().filter(|s| f(&s.name)).count();
+        assert_eq!(named(&|n| n.starts_with("bx.")), 4);
+        assert_eq!(named(&|n| n.starts_with("bx.demand.")), 0);
+        // The clamped taps of the input too: the same clamp of ordered
+        // operands is ordered.
+        assert_eq!(named(&|n| n.starts_with("input.demand.")), 0);
+        assert_eq!(named(&|n| n.starts_with("input.")), 4);
+        let est = crate::schedule::auto::model::Estimates {
+            inputs: vec![None],
+            funcs: (0..p.funcs.len())
+                .map(|f| p.outputs.contains(&f).then(|| vec![100, 50]))
+                .collect(),
+        };
+        let regions = crate::schedule::auto::model::estimate_regions(&p, &b, &est);
+        assert_eq!(regions.extents[bx], vec![100, 53]);
     }
 }
