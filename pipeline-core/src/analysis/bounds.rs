@@ -218,55 +218,49 @@ impl Builder<'_> {
         names: &[String],
         demands: &[Vec<(Expr, Expr)>],
     ) -> Vec<DimSyms> {
+        let max = || Expr::i64(i64::MAX as i128);
+        let min = || Expr::i64(i64::MIN as i128);
         (0..names.len())
             .map(|d| {
-                let mut groups: Vec<(Option<Expr>, Expr, Expr)> = Vec::new();
+                // (guard, min, max) of each guard's union; a demand of
+                // another form stands alone, unguarded.
+                let mut groups: Vec<(Option<&Expr>, Expr, Expr)> = Vec::new();
                 for dem in demands {
-                    let (a, b) = &dem[d];
-                    let guard = guard_of(a, b);
-                    match groups.iter_mut().find(|g| guard.is_some() && g.0 == guard) {
-                        Some((_, lo, hi)) => {
-                            let (ExprKind::Select(_, a, _), ExprKind::Select(_, b, _)) =
-                                (&a.kind, &b.kind)
-                            else {
-                                unreachable!("a guarded demand is two selects")
-                            };
-                            *lo = Expr::binary(BinOp::Min, lo.clone(), (**a).clone());
-                            *hi = Expr::binary(BinOp::Max, hi.clone(), (**b).clone());
-                        }
-                        None => {
-                            let (lo, hi) = match (&guard, &a.kind, &b.kind) {
-                                (Some(_), ExprKind::Select(_, a, _), ExprKind::Select(_, b, _)) => {
-                                    ((**a).clone(), (**b).clone())
-                                }
-                                _ => (a.clone(), b.clone()),
-                            };
-                            groups.push((guard, lo, hi));
-                        }
-                    }
-                }
-                let mut lo = Expr::i64(i64::MAX as i128);
-                let mut hi = Expr::i64(i64::MIN as i128);
-                let single = groups.len() == 1;
-                for (guard, a, b) in groups {
-                    let (a, b) = match guard {
-                        Some(ok) => (
-                            Expr::select(ok.clone(), a, Expr::i64(i64::MAX as i128)),
-                            Expr::select(ok, b, Expr::i64(i64::MIN as i128)),
-                        ),
-                        None => (a, b),
+                    let (lo, hi) = &dem[d];
+                    let Some((ok, a, b)) = guarded(lo, hi) else {
+                        groups.push((None, lo.clone(), hi.clone()));
+                        continue;
                     };
-                    // One demand is the union: no symbols that only copy it.
-                    if single {
-                        let lo = self.sym(format!("{label}.min.{}", names[d]), Some(a));
-                        let hi = self.sym(format!("{label}.max.{}", names[d]), Some(b));
-                        return (lo, hi);
+                    match groups.iter_mut().find(|g| g.0 == Some(ok)) {
+                        Some((_, lo, hi)) => {
+                            *lo = Expr::binary(BinOp::Min, lo.clone(), a.clone());
+                            *hi = Expr::binary(BinOp::Max, hi.clone(), b.clone());
+                        }
+                        None => groups.push((Some(ok), a.clone(), b.clone())),
                     }
-                    let sa = self.sym(format!("{label}.demand.min.{}", names[d]), Some(a));
-                    let sb = self.sym(format!("{label}.demand.max.{}", names[d]), Some(b));
-                    lo = Expr::binary(BinOp::Min, lo, Expr::sym(sa));
-                    hi = Expr::binary(BinOp::Max, hi, Expr::sym(sb));
                 }
+                let single = groups.len() == 1;
+                let mut parts = groups.into_iter().map(|(ok, a, b)| match ok {
+                    Some(ok) => (
+                        Expr::select(ok.clone(), a, max()),
+                        Expr::select(ok.clone(), b, min()),
+                    ),
+                    None => (a, b),
+                });
+                let (lo, hi) = match parts.next() {
+                    // One demand is the union: no symbols that only copy it.
+                    Some((a, b)) if single => (a, b),
+                    first => {
+                        let (mut lo, mut hi) = (max(), min());
+                        for (a, b) in first.into_iter().chain(parts) {
+                            let sa = self.sym(format!("{label}.demand.min.{}", names[d]), Some(a));
+                            let sb = self.sym(format!("{label}.demand.max.{}", names[d]), Some(b));
+                            lo = Expr::binary(BinOp::Min, lo, Expr::sym(sa));
+                            hi = Expr::binary(BinOp::Max, hi, Expr::sym(sb));
+                        }
+                        (lo, hi)
+                    }
+                };
                 let lo = self.sym(format!("{label}.min.{}", names[d]), Some(lo));
                 let hi = self.sym(format!("{label}.max.{}", names[d]), Some(hi));
                 (lo, hi)
@@ -275,14 +269,14 @@ impl Builder<'_> {
     }
 }
 
-/// The guard of a demand `(select(ok, a, MAX), select(ok, b, MIN))`, or
-/// none for a demand of another form.
-fn guard_of(lo: &Expr, hi: &Expr) -> Option<Expr> {
-    let (ExprKind::Select(c1, _, e1), ExprKind::Select(c2, _, e2)) = (&lo.kind, &hi.kind) else {
+/// The guard and bounds of a demand `(select(ok, a, MAX), select(ok, b,
+/// MIN))`, as [`demand`] makes them, or none for a demand of another form.
+fn guarded<'e>(lo: &'e Expr, hi: &'e Expr) -> Option<(&'e Expr, &'e Expr, &'e Expr)> {
+    let (ExprKind::Select(c1, a, e1), ExprKind::Select(c2, b, e2)) = (&lo.kind, &hi.kind) else {
         return None;
     };
     (c1 == c2 && e1.as_int() == Some(i64::MAX as i128) && e2.as_int() == Some(i64::MIN as i128))
-        .then(|| (**c1).clone())
+        .then_some((&**c1, &**a, &**b))
 }
 
 /// `min <= max` for every dimension of a region.
