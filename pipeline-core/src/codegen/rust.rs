@@ -254,19 +254,20 @@ fn sym(s: SymId) -> TokenStream {
     quote!(__s[#i])
 }
 
-/// `code`, the code of `e`, as an operand that binds tighter than any
-/// operator (a method call's receiver, the operand of `as`). The code of a
-/// leaf (a constant, a variable, a symbol) already is one: a name, a
-/// literal, a path such as `i64::MIN`, a parenthesized negative or
-/// `__s[k]`. Anything else is parenthesized, loads and calls included even
-/// without operands. Each parenthesis is a token tree that rustc parses and
-/// that crosses the bridge from the macro to the compiler; the 100-func
-/// chain had 8,000 of them around single names.
+/// `code`, the scalar emitter's code of `e`, as an operand that binds
+/// tighter than any operator (a method call's receiver, the operand of
+/// `as`). Most of what the emitter writes already is one: a name, a
+/// literal, `__s[k]`, a parenthesized negative, operator or cast, a call
+/// (`__min(a, b)`, `<f32>::sqrt(x)`) or a chain of method calls
+/// (`a.wrapping_add(b)`). A load (an `unsafe` block) and a `let` (a block)
+/// are parenthesized. Each parenthesis is a token tree that rustc parses
+/// and that crosses the bridge from the macro to the compiler: the
+/// 100-func chain had 8,000 around single names, then 6,000 around calls
+/// and groups.
 pub(super) fn operand(e: &Expr, code: TokenStream) -> TokenStream {
-    if !matches!(e.kind, ExprKind::Load { .. } | ExprKind::Math(..)) && e.is_leaf() {
-        code
-    } else {
-        parenthesized(code)
+    match e.kind {
+        ExprKind::Load { .. } | ExprKind::Let { .. } => parenthesized(code),
+        _ => code,
     }
 }
 
@@ -323,22 +324,31 @@ impl Gen<'_> {
         };
         // SAFETY (of the generated block): bounds inference proved the
         // coordinate inside the region the entry checked for an input, or
-        // allocated for a func; debug builds check it. The coordinate is
-        // computed outside the unsafe block.
-        from_buffer(ty, quote!({ let __c = #c; unsafe { #view.#load(__c) } }))
+        // allocated for a func; debug builds check it. The coordinate's
+        // arithmetic is safe code; written inside the block, it saves the
+        // `let` of a block around it, 7 tokens a load.
+        let c = Frag::new(c);
+        from_buffer(ty, quote!(unsafe { #view.#load(#c) }))
     }
 
-    /// The store of `v` (bound to `__v`, already as the buffer holds it) at
-    /// `__c` through writer `w` of func `f`: at stride 1 in dimension 0
-    /// into a buffer of its own (`store_unit`).
-    pub(super) fn element_store(&self, f: FuncId, w: &Ident) -> TokenStream {
+    /// The store of `v` (already as the buffer holds it) at `c` through
+    /// writer `w` of func `f`: at stride 1 in dimension 0 into a buffer of
+    /// its own (`store_unit`).
+    pub(super) fn element_store(
+        &self,
+        f: FuncId,
+        w: &Ident,
+        c: TokenStream,
+        v: TokenStream,
+    ) -> TokenStream {
+        let (c, v) = (Frag::new(c), Frag::new(v));
         // SAFETY (of the generated block): every store lies in the region
         // allocated for its func (loop synthesis guarantees it); debug
         // builds check it.
         if self.writes_caller_output(f) {
-            quote!(unsafe { #w.store(__c, __v) })
+            quote!(unsafe { #w.store(#c, #v) })
         } else {
-            quote!(unsafe { #w.store_unit(__c, __v) })
+            quote!(unsafe { #w.store_unit(#c, #v) })
         }
     }
 
@@ -884,9 +894,8 @@ impl Gen<'_> {
                     self.p.funcs[*func].ty,
                     self.expr(value, Some(*func), *update),
                 );
-                let store = self.element_store(*func, &w);
-                let (c, v, store) = (Frag::new(c), Frag::new(v), Frag::new(store));
-                quote!({ let __c = #c; let __v = #v; #store })
+                let store = Frag::new(self.element_store(*func, &w, c, v));
+                quote!(#store;)
             }
             Stmt::If { cond, body } => {
                 let c = Frag::new(self.expr(cond, None, None));
@@ -1133,11 +1142,12 @@ pub fn generate(input: &Input) -> TokenStream {
     quote! {
         #cfg
         #(#attrs)*
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all)]
         #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             // Short names for what the loop nests use most.
             use ::core::cmp::{max as __max, min as __min};
             use ::pipeline::rt::simd as __simd;
+            use ::pipeline::rt::simd::{Arith as _, Bits as _};
             #(#prologue)*
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());
@@ -1148,7 +1158,7 @@ pub fn generate(input: &Input) -> TokenStream {
         }
 
         #cfg
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all, dead_code)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all, dead_code)]
         #vis mod #name {
             use ::core::cmp::{max as __max, min as __min};
 

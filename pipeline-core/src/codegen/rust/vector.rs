@@ -406,12 +406,17 @@ impl Lanes<'_, '_> {
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let v = Frag::new(operand(a, self.lane(a, false)?));
+                let v = self.lane(a, false)?;
+                let leaf =
+                    a.is_leaf() && !matches!(a.kind, ExprKind::Load { .. } | ExprKind::Math(..));
+                let v = Frag::new(if leaf { v } else { parenthesized(v) });
                 Ok(wrap_fold(quote!(#v as i64), fold(d)))
             })
             .collect::<R<Vec<TokenStream>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
-        let store = self.g.element_store(func, &writer);
+        let store = self
+            .g
+            .element_store(func, &writer, quote!(__c), quote!(__v));
         let (loads, v) = (loads.into_iter().map(Frag::new), Frag::new(v));
         let c = c.into_iter().map(Frag::new);
         Ok(quote! {{
@@ -869,25 +874,26 @@ impl Lanes<'_, '_> {
                     ExprKind::Binary(op, a, b) => {
                         let t = rust_type(a.ty);
                         let x = self.vec(a)?;
-                        let (tr, m) = match op {
-                            BinOp::Add => ("Arith", "add"),
-                            BinOp::Sub => ("Arith", "sub"),
-                            BinOp::Mul => ("Arith", "mul"),
-                            BinOp::Div => ("Arith", "div"),
-                            BinOp::Min => ("Arith", "min"),
-                            BinOp::Max => ("Arith", "max"),
-                            BinOp::And => ("Bits", "and"),
-                            BinOp::Or => ("Bits", "or"),
-                            BinOp::Xor => ("Bits", "xor"),
-                            BinOp::Shl => ("Bits", "shl"),
-                            BinOp::Shr => ("Bits", "shr"),
+                        // Methods of `rt::simd`'s `Arith` and `Bits`, which the
+                        // entry imports: the lanes' type picks the impl.
+                        let m = match op {
+                            BinOp::Add => "add",
+                            BinOp::Sub => "sub",
+                            BinOp::Mul => "mul",
+                            BinOp::Div => "div",
+                            BinOp::Min => "min",
+                            BinOp::Max => "max",
+                            BinOp::And => "and",
+                            BinOp::Or => "or",
+                            BinOp::Xor => "xor",
+                            BinOp::Shl => "shl",
+                            BinOp::Shr => "shr",
                             _ => unreachable!("explicit() admits no other operator"),
                         };
-                        let tr = format_ident!("{}", tr);
                         let call = match op {
                             BinOp::Shl | BinOp::Shr => {
                                 let (m, s) = (format_ident!("{}", m), uni(b));
-                                quote!(#simd::#tr::<#t>::#m(__isa, #x, (#s) as u32))
+                                quote!(__isa.#m(#x, (#s) as u32))
                             }
                             BinOp::Div if self.is_uniform(b) => match self.f32_reciprocal(a, b) {
                                 Some(m) => {
@@ -897,12 +903,12 @@ impl Lanes<'_, '_> {
                                 }
                                 None => {
                                     let d = uni(b);
-                                    quote!(#simd::Arith::<#t>::div_by(__isa, #x, #d))
+                                    quote!(__isa.div_by(#x, #d))
                                 }
                             },
                             _ => {
                                 let (m, y) = (format_ident!("{}", m), self.vec(b)?);
-                                quote!(#simd::#tr::<#t>::#m(__isa, #x, #y))
+                                quote!(__isa.#m(#x, #y))
                             }
                         };
                         bind(call)
@@ -910,9 +916,9 @@ impl Lanes<'_, '_> {
                     ExprKind::Unary(op, a) => {
                         let x = self.vec(a)?;
                         bind(match op {
-                            UnOp::Neg => quote!(#simd::Arith::<#ty>::neg(__isa, #x)),
-                            UnOp::Abs => quote!(#simd::Arith::<#ty>::abs(__isa, #x)),
-                            UnOp::Not => quote!(#simd::Bits::<#ty>::not(__isa, #x)),
+                            UnOp::Neg => quote!(__isa.neg(#x)),
+                            UnOp::Abs => quote!(__isa.abs(#x)),
+                            UnOp::Not => quote!(__isa.not(#x)),
                         })
                     }
                     ExprKind::Cast(a) | ExprKind::SaturatingCast(a) if a.ty == e.ty => self.vec(a),

@@ -434,7 +434,7 @@ impl Lanes<'_, '_> {
                 if let Source::Input(_) = source {
                     self.prefetch_next_row(&view, args, &c);
                 }
-                quote!({ let __c = #c; unsafe { #view.load_dense::<#w>(__c) } })
+                quote!(unsafe { #view.load_dense::<#w>(#c) })
             }
             // Stride 2: one dense load of the span from the first lane to
             // the last (inside the box bounds inference proved inside the
@@ -489,7 +489,7 @@ impl Lanes<'_, '_> {
             (Some((_, s)), _) if *s != 0 && !own => {
                 let c = self.lane0(args, &ramps, &fold);
                 let s = Literal::i64_suffixed(*s as i64);
-                quote!({ let __c = #c; unsafe { #view.load_strided::<#w>(__c, #s) } })
+                quote!(unsafe { #view.load_strided::<#w>(#c, #s) })
             }
             _ => return None,
         };
