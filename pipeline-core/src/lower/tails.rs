@@ -36,6 +36,7 @@
 //! nothing changes: a body with clamps at the right edge (the steady
 //! state dropped them) keeps its own loop.
 
+use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::analysis::lanes::{self, AllLanes};
 use crate::analysis::simplify::simplify;
 use crate::ir::{BinOp, Expr, ExprKind, LoopVar, Pipeline, Stmt, SymId, Type, UnOp};
@@ -237,27 +238,54 @@ impl Tails<'_> {
             }),
         };
         // An extent below the width: the scalar loop the vector loop was
-        // in that case, as a plain loop.
-        let narrow = Stmt::If {
-            cond: simplify(&Expr::new(
-                ExprKind::Unary(UnOp::Not, j.c.clone().into()),
-                Type::Bool,
-            )),
-            body: Box::new(Stmt::For {
-                var: j.xo,
-                min: m2,
-                max: max2,
-                kind: LoopKind::Serial,
-                slab: None,
+        // in that case, as a plain loop; a loop over the columns of the
+        // one vector where that is all it was.
+        let not_c = simplify(&Expr::new(
+            ExprKind::Unary(UnOp::Not, j.c.clone().into()),
+            Type::Bool,
+        ));
+        let narrow_max = simplify(&lanes::resolving(&j.narrow_max, &j.c, false));
+        let narrow_body = lanes::resolving_stmt(j.narrow, &j.c, false);
+        let narrow = match first_vector_only(&j.c, &m2, &max2, &j.xo) {
+            true => {
+                let zero = i64c(0);
+                let last = simplify(&narrow_max.with_loop(&j.xo, &zero));
+                let body = narrow_body.map_exprs(&mut |e| simplify(&e.with_loop(&j.xo, &zero)));
+                let body = drop_column_guards(body, &j.xv, &last);
+                Stmt::If {
+                    cond: bin(
+                        BinOp::And,
+                        not_c,
+                        simplify(&bin(BinOp::Ge, max2, zero.clone())),
+                    ),
+                    body: Box::new(Stmt::For {
+                        var: j.xv,
+                        min: i64c(j.first),
+                        max: last,
+                        kind: LoopKind::Serial,
+                        slab: None,
+                        body: Box::new(body),
+                    }),
+                }
+            }
+            false => Stmt::If {
+                cond: not_c,
                 body: Box::new(Stmt::For {
-                    var: j.xv,
-                    min: i64c(j.first),
-                    max: simplify(&lanes::resolving(&j.narrow_max, &j.c, false)),
+                    var: j.xo,
+                    min: m2,
+                    max: max2,
                     kind: LoopKind::Serial,
                     slab: None,
-                    body: Box::new(lanes::resolving_stmt(j.narrow, &j.c, false)),
+                    body: Box::new(Stmt::For {
+                        var: j.xv,
+                        min: i64c(j.first),
+                        max: narrow_max,
+                        kind: LoopKind::Serial,
+                        slab: None,
+                        body: Box::new(narrow_body),
+                    }),
                 }),
-            }),
+            },
         };
         Stmt::Block(vec![runs, narrow])
     }
@@ -286,6 +314,73 @@ struct Joined {
     /// iteration (the scalar loop of an extent below the width).
     narrow: Stmt,
     narrow_max: Expr,
+}
+
+/// Whether the loop `xo` over `m2..=max2`, where `c` does not hold, runs
+/// at most its iteration 0: `c` is `e >= w` and, over every `e` below
+/// `w`, `m2` is 0 and `max2` at most 0 (interval analysis, with `e` a
+/// variable below `w`; anything else in them leaves the bounds symbolic,
+/// and the answer no). `e` is a split loop's extent, a difference of i32
+/// coordinates in i64: its bound below, -2^40, keeps the analysis from
+/// seeing `e + 15` wrap. The scalar loop of an extent below a
+/// vector's width is then a loop over one vector's columns: its header
+/// was most of its code (a fifth of a stencil chain's).
+fn first_vector_only(c: &Expr, m2: &Expr, max2: &Expr, xo: &LoopVar) -> bool {
+    let ExprKind::Binary(BinOp::Ge, e, w) = &c.kind else {
+        return false;
+    };
+    let Some(w) = w.as_int() else {
+        return false;
+    };
+    let v = LoopVar {
+        name: format!("{}.narrow", xo.name).into(),
+        ..xo.clone()
+    };
+    let var = Expr::new(ExprKind::Loop(v.clone()), e.ty);
+    let of_e = |x: &Expr| x.rewrite(&mut |n| if n == **e { var.clone() } else { n });
+    let scope = Scope {
+        loops: vec![(v, Interval::constant(-(1 << 40), w - 1))],
+        ..Scope::new(vec![], vec![], Scope::no_funcs())
+    };
+    let (lo, hi) = (bounds_of(&of_e(m2), &scope), bounds_of(&of_e(max2), &scope));
+    let int = |b: &Option<Expr>| b.as_ref().and_then(Expr::as_int);
+    int(&lo.min) == Some(0) && int(&lo.max) == Some(0) && int(&hi.max).is_some_and(|h| h <= 0)
+}
+
+/// `s` without the split's guards `xv + k < b` (or `<=`) that hold at the
+/// loop's last iteration `last`, so at every one before it.
+fn drop_column_guards(s: Stmt, xv: &LoopVar, last: &Expr) -> Stmt {
+    let holds = |c: &Expr| match &c.kind {
+        ExprKind::Binary(BinOp::Lt | BinOp::Le, a, b) => {
+            additive_in(a, xv)
+                && a.uses_loop(xv)
+                && !b.uses_loop(xv)
+                && lanes::provably_true(&c.with_loop(xv, last))
+        }
+        _ => false,
+    };
+    match s {
+        Stmt::If { cond, body } => {
+            let body = drop_column_guards(*body, xv, last);
+            let kept: Vec<Expr> = cond
+                .conjuncts()
+                .into_iter()
+                .filter(|c| !holds(c))
+                .cloned()
+                .collect();
+            match kept
+                .into_iter()
+                .reduce(|a, b| Expr::binary(BinOp::And, a, b))
+            {
+                Some(cond) => Stmt::If {
+                    cond,
+                    body: Box::new(body),
+                },
+                None => body,
+            }
+        }
+        s => s.map_children(|c| drop_column_guards(c, xv, last)),
+    }
 }
 
 /// The variable, bounds and body of a loop of kind `kind` that is not a
@@ -421,8 +516,17 @@ mod tests {
         assert_eq!(text.matches("vectorized for out.x_v").count(), 1, "{text}");
         assert!(text.contains("for out.x.part in 0..=1"), "{text}");
         assert!(text.contains("let out.x.base"), "{text}");
-        // Below the width, a scalar loop.
-        assert!(text.contains("if !(out.extent.x >= 16)"), "{text}");
+        // Below the width, a scalar loop over the columns of one vector,
+        // without the split's guard of each column.
+        assert!(text.contains("if (!(out.extent.x >= 16) && "), "{text}");
+        assert!(
+            text.contains("for out.x_v in 0..=min(15, (out.extent.x - 1))"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("(((out.x * 16) + out.x_v) < out.extent.x)"),
+            "{text}"
+        );
         // Clamped at both edges, `blur_x` keeps its three loops.
         assert_eq!(
             text.matches("vectorized for blur_x.x_v").count(),
