@@ -359,28 +359,7 @@ fn drop_column_guards(s: Stmt, xv: &LoopVar, last: &Expr) -> Stmt {
         }
         _ => false,
     };
-    match s {
-        Stmt::If { cond, body } => {
-            let body = drop_column_guards(*body, xv, last);
-            let kept: Vec<Expr> = cond
-                .conjuncts()
-                .into_iter()
-                .filter(|c| !holds(c))
-                .cloned()
-                .collect();
-            match kept
-                .into_iter()
-                .reduce(|a, b| Expr::binary(BinOp::And, a, b))
-            {
-                Some(cond) => Stmt::If {
-                    cond,
-                    body: Box::new(body),
-                },
-                None => body,
-            }
-        }
-        s => s.map_children(|c| drop_column_guards(c, xv, last)),
-    }
+    drop_guards(s, &holds)
 }
 
 /// The variable, bounds and body of a loop of kind `kind` that is not a
@@ -446,9 +425,14 @@ fn drop_lane_guards(s: Stmt, xv: &LoopVar, first: i128, w: usize) -> Stmt {
         ) && c.uses_loop(xv)
             && lanes::holds_in_first_and_last(c, xv, first, w)
     };
+    drop_guards(s, &holds)
+}
+
+/// `s` without the conjuncts of its conditions that `holds`.
+fn drop_guards(s: Stmt, holds: &dyn Fn(&Expr) -> bool) -> Stmt {
     match s {
         Stmt::If { cond, body } => {
-            let body = drop_lane_guards(*body, xv, first, w);
+            let body = drop_guards(*body, holds);
             let kept: Vec<Expr> = cond
                 .conjuncts()
                 .into_iter()
@@ -466,7 +450,7 @@ fn drop_lane_guards(s: Stmt, xv: &LoopVar, first: i128, w: usize) -> Stmt {
                 None => body,
             }
         }
-        s => s.map_children(|c| drop_lane_guards(c, xv, first, w)),
+        s => s.map_children(|c| drop_guards(c, holds)),
     }
 }
 
