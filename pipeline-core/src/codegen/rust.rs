@@ -745,7 +745,7 @@ impl Gen<'_> {
         // SAFETY (of the generated block): loop synthesis computes every
         // point of the region before any is read.
         quote! {
-            let mut #buf = unsafe { ::pipeline::rt::alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
+            let mut #buf = unsafe { __alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
         }
     }
 
@@ -1148,6 +1148,7 @@ pub fn generate(input: &Input) -> TokenStream {
             use ::core::cmp::{max as __max, min as __min};
             use ::pipeline::rt::simd as __simd;
             use ::pipeline::rt::simd::{Arith as _, Bits as _};
+            use ::pipeline::rt::alloc as __alloc;
             #(#prologue)*
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());

@@ -395,7 +395,7 @@ impl Lanes<'_, '_> {
                 #(#loads)*
                 let __c = #c;
                 #prefetch
-                unsafe { #writer.store_dense::<#w>(__c, #v) }
+                unsafe { #writer.store_dense(__c, #v) }
             }});
         }
         let v = self.lane(value, false)?;

@@ -434,7 +434,7 @@ impl Lanes<'_, '_> {
                 if let Source::Input(_) = source {
                     self.prefetch_next_row(&view, args, &c);
                 }
-                quote!(unsafe { #view.load_dense::<#w>(#c) })
+                quote!(unsafe { #view.load_dense(#c) })
             }
             // Stride 2: one dense load of the span from the first lane to
             // the last (inside the box bounds inference proved inside the
