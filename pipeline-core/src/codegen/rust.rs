@@ -178,6 +178,19 @@ pub(super) struct Gen<'a> {
     /// buffer ([`writes_output_directly`], which scans every func's reads:
     /// asked at every store).
     direct_outputs: Vec<bool>,
+    /// The identifiers of local symbols, loop variables and coordinates,
+    /// made once each: a symbol is named at every use, and making an
+    /// identifier formats and checks its name (a twentieth of the 100-func
+    /// chain's expansion).
+    names: std::cell::RefCell<HashMap<Named, Ident>>,
+}
+
+/// What [`Gen::named`] names.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(super) enum Named {
+    LocalSym(SymId),
+    Loop(LoopVar),
+    Coord(Coord),
 }
 
 /// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string
@@ -219,16 +232,6 @@ pub(super) fn input_name(i: usize) -> String {
 /// An identifier of the generated code.
 pub(super) fn ident(name: String) -> Ident {
     Ident::new(&name, Span::call_site())
-}
-
-/// The identifier of a definition's coordinate inside a stage.
-pub(super) fn coord_ident(c: Coord) -> Ident {
-    ident(names::coord(c))
-}
-
-/// The identifier of a loop variable.
-pub(super) fn loop_ident(v: &LoopVar) -> Ident {
-    ident(names::loop_var(v))
 }
 
 /// The name of the value of `let` binding `id`.
@@ -288,7 +291,7 @@ impl Gen<'_> {
         if s < self.b.syms.len() {
             sym(s)
         } else {
-            let id = ident(local_sym_name(s));
+            let id = self.named(Named::LocalSym(s));
             quote!(#id)
         }
     }
@@ -477,15 +480,18 @@ impl Gen<'_> {
             ExprKind::Float(v) => float_lit(e.ty, *v),
             ExprKind::Bool(b) => quote!(#b),
             ExprKind::Var(d) => {
-                let id = coord_ident(Coord::Pure(f.expect("a pure variable outside a stage"), *d));
+                let id = self.named(Named::Coord(Coord::Pure(
+                    f.expect("a pure variable outside a stage"),
+                    *d,
+                )));
                 quote!(#id)
             }
             ExprKind::RVar(r) => {
-                let id = coord_ident(Coord::Reduction(
+                let id = self.named(Named::Coord(Coord::Reduction(
                     f.expect("an rvar outside a stage"),
                     k.expect("an rvar outside an update"),
                     *r,
-                ));
+                )));
                 quote!(#id)
             }
             ExprKind::Param(i) => {
@@ -502,7 +508,7 @@ impl Gen<'_> {
             }
             ExprKind::Sym(s) => self.sym(*s),
             ExprKind::Loop(v) => {
-                let id = loop_ident(v);
+                let id = self.named(Named::Loop(v.clone()));
                 quote!(#id)
             }
             ExprKind::LetVar(id) => let_var(*id),
@@ -708,7 +714,7 @@ impl Gen<'_> {
                     body
                 }
                 Stmt::LetCoord { coord, value, body } => {
-                    let id = coord_ident(*coord);
+                    let id = self.named(Named::Coord(*coord));
                     let v = Frag::new(operand(value, self.expr(value, None, None)));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
@@ -764,7 +770,7 @@ impl Gen<'_> {
                 body,
                 kind,
             } => {
-                let id = loop_ident(var);
+                let id = self.named(Named::Loop(var.clone()));
                 let (hoists, scope) = if slab.is_none() && *kind == LoopKind::Serial {
                     self.hoist_loads(body)
                 } else {
@@ -1038,7 +1044,22 @@ impl<'a> Gen<'a> {
                 .iter()
                 .map(|&f| writes_output_directly(p, f))
                 .collect(),
+            names: Default::default(),
         }
+    }
+
+    /// The identifier of a local symbol, a loop variable or a coordinate.
+    pub(super) fn named(&self, n: Named) -> Ident {
+        if let Some(id) = self.names.borrow().get(&n) {
+            return id.clone();
+        }
+        let id = match &n {
+            Named::LocalSym(s) => ident(local_sym_name(*s)),
+            Named::Loop(v) => ident(names::loop_var(v)),
+            Named::Coord(c) => ident(names::coord(*c)),
+        };
+        self.names.borrow_mut().insert(n, id.clone());
+        id
     }
 }
 

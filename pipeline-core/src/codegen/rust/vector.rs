@@ -55,10 +55,9 @@ mod blocks;
 mod loads;
 
 use super::{
-    coord_ident, float_lit,
+    float_lit,
     frag::{parenthesized, Frag},
-    ident, input_name, int_lit, let_binding, let_var, local_sym_name, loop_ident, operand,
-    reader_name, rust_type, Gen,
+    ident, input_name, int_lit, let_binding, let_var, operand, reader_name, rust_type, Gen, Named,
 };
 use crate::analysis::lanes::*;
 use crate::hash::{HashMap, HashSet};
@@ -244,7 +243,7 @@ impl Lanes<'_, '_> {
     fn stmt(&self, s: &Stmt) -> R<TokenStream> {
         match s {
             Stmt::LetCoord { coord, value, body } => {
-                let id = coord_ident(*coord);
+                let id = self.g.named(Named::Coord(*coord));
                 let (bind, lane) = match self.ramp(value) {
                     Some((base, 0)) => (
                         quote!(let #id: i32 = (#base) as i32;),
@@ -278,7 +277,7 @@ impl Lanes<'_, '_> {
                 Ok(quote!(#bind #b))
             }
             Stmt::LetSym { sym, value, body } if self.is_uniform(value) => {
-                let id = ident(local_sym_name(*sym));
+                let id = self.g.named(Named::LocalSym(*sym));
                 let v = self.g.expr(value, None, None);
                 let b = self.stmt(body)?;
                 Ok(quote!(let #id: i64 = #v; #b))
@@ -508,7 +507,7 @@ impl Lanes<'_, '_> {
         };
         match &e.kind {
             ExprKind::Loop(_) => {
-                let id = loop_ident(self.var);
+                let id = self.g.named(Named::Loop(self.var.clone()));
                 Some((quote!(#id), 1))
             }
             ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
@@ -570,7 +569,7 @@ impl Lanes<'_, '_> {
         };
         Ok(match &e.kind {
             ExprKind::Loop(_) => {
-                let id = loop_ident(self.var);
+                let id = self.g.named(Named::Loop(self.var.clone()));
                 ramp_lane(&quote!(#id), 1, Type::I64)
             }
             ExprKind::Var(d) => coord(Coord::Pure(f.ok_or(Scalar)?, *d))?,
