@@ -180,8 +180,8 @@ pub(super) struct Gen<'a> {
     direct_outputs: Vec<bool>,
     /// The identifiers of local symbols, loop variables and coordinates,
     /// made once each: a symbol is named at every use, and making an
-    /// identifier formats and checks its name (a twentieth of the 100-func
-    /// chain's expansion).
+    /// identifier formats and checks its name (48K times for the 100-func
+    /// chain; kept, its expansion took 1.5% fewer instructions).
     names: std::cell::RefCell<HashMap<Named, Ident>>,
 }
 

@@ -324,7 +324,8 @@ struct Joined {
 /// coordinates in i64: its bound below, -2^40, keeps the analysis from
 /// seeing `e + 15` wrap. The scalar loop of an extent below a
 /// vector's width is then a loop over one vector's columns: its header
-/// was most of its code (a fifth of a stencil chain's).
+/// was more of its code than its body (27K of the 100-func chain's 200K
+/// token trees).
 fn first_vector_only(c: &Expr, m2: &Expr, max2: &Expr, xo: &LoopVar) -> bool {
     let ExprKind::Binary(BinOp::Ge, e, w) = &c.kind else {
         return false;

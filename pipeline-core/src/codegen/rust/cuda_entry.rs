@@ -82,7 +82,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
             /// from the CPU lowering's where the schedules inline
             /// differently).
             #[cfg(pipeline_cuda)]
-            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all)]
+            #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, non_snake_case, clippy::all)]
             pub(super) fn bounds(#(#bounds_params),*) -> [i64; #nsyms] {
                 // The short names the bounds program uses, as in the
                 // module above (a module's imports do not reach its children).
@@ -193,7 +193,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
         }
 
         #[doc = #host_doc]
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_unsafe, non_snake_case, clippy::all, unexpected_cfgs)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
         pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             #[cfg(pipeline_cuda)]
             {
@@ -207,7 +207,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
         }
 
         #[doc = #device_doc]
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_unsafe, non_snake_case, clippy::all, unexpected_cfgs)]
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, non_snake_case, clippy::all, unexpected_cfgs)]
         pub fn cuda_device(#(#device_params),*) -> ::core::result::Result<(), ::pipeline::Error> {
             #[cfg(pipeline_cuda)]
             {

@@ -405,6 +405,8 @@ impl Lanes<'_, '_> {
             .iter()
             .enumerate()
             .map(|(d, a)| {
+                // Lane code, unlike the scalar emitter's (`operand`), may be a
+                // block or an indexing: only a leaf's is an operand as it is.
                 let v = self.lane(a, false)?;
                 let leaf =
                     a.is_leaf() && !matches!(a.kind, ExprKind::Load { .. } | ExprKind::Math(..));
