@@ -410,14 +410,6 @@ fn split_recursively<T: Element, const N: usize, F>(
     );
 }
 
-/// Runs `f`, a loop nest of generated code, as a function of its own: the
-/// call is never inlined, so the kernel of a pipeline is a sequence of calls
-/// and each loop nest gets the processor's registers to itself.
-#[inline(never)]
-pub fn outline(f: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
-    f()
-}
-
 /// Runs the iterations `first..=last` of a parallel loop on rayon's threads,
 /// giving iteration `i` its own slab of `view`: the coordinates
 /// `[start + (i - first) * step, start + (i - first) * step + step - 1]` of
@@ -427,12 +419,17 @@ pub fn outline(f: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
 /// The slabs of different iterations are disjoint, so each may be written
 /// freely: this is how a parallel loop of generated code writes its func.
 /// An iteration that fails (an allocation inside it, say) makes the call fail
-/// with the first error; the other iterations still run.
+/// with the first error; the other iterations still run. Each runs inside
+/// `level`'s [`run`](simd::Level::run), so the body is compiled with the
+/// level's features.
 ///
 /// # Panics
 ///
 /// If `dim >= N` or `step < 1`, or if `f` panics.
-pub fn par_slabs<T: Element, const N: usize>(
+// Generated code calls it with each of a parallel loop's values.
+#[allow(clippy::too_many_arguments)]
+pub fn par_slabs<L: simd::Level, T: Element, const N: usize>(
+    level: L,
     view: ViewMut<'_, T, N>,
     dim: usize,
     start: i64,
@@ -467,7 +464,15 @@ pub fn par_slabs<T: Element, const N: usize>(
     // Called through a `dyn Fn`: the splitting and rayon's machinery are
     // compiled once per element type and rank, not once per parallel loop
     // of every pipeline (30 loops of one pipeline added 10 s of LLVM time
-    // to a release build; the indirect call costs one per slab).
+    // to a release build; the indirect call costs one per slab). The body
+    // runs inside the level's `run`, compiled with the level's features
+    // (generated code marks it `#[inline(always)]`).
+    let f = move |i: i64, slab: ViewMut<'_, T, N>| {
+        level.run(
+            #[inline(always)]
+            || f(i, slab),
+        )
+    };
     slabs.run(view, first, last, grain, &f)
 }
 
@@ -577,23 +582,32 @@ mod tests {
                 let view = ViewMut::from_slice(&mut data, [3, extent])
                     .unwrap()
                     .with_origin([0, 5]);
-                par_slabs(view, 1, 5, step, 2, 2 + count - 1, |i, mut slab| {
-                    calls.fetch_add(1, Ordering::Relaxed);
-                    let lo = slab.origin()[1];
-                    assert_eq!(
-                        lo,
-                        (5 + (i - 2) * step).min(5 + extent as i64),
-                        "slab of iteration {i}"
-                    );
-                    assert!(slab.shape()[1] as i64 <= step);
-                    for y in lo..lo + slab.shape()[1] as i64 {
-                        for x in 0..3 {
-                            let v = slab.at([x, y]);
-                            slab.set([x, y], v + 1);
+                par_slabs(
+                    simd::Scalar,
+                    view,
+                    1,
+                    5,
+                    step,
+                    2,
+                    2 + count - 1,
+                    |i, mut slab| {
+                        calls.fetch_add(1, Ordering::Relaxed);
+                        let lo = slab.origin()[1];
+                        assert_eq!(
+                            lo,
+                            (5 + (i - 2) * step).min(5 + extent as i64),
+                            "slab of iteration {i}"
+                        );
+                        assert!(slab.shape()[1] as i64 <= step);
+                        for y in lo..lo + slab.shape()[1] as i64 {
+                            for x in 0..3 {
+                                let v = slab.at([x, y]);
+                                slab.set([x, y], v + 1);
+                            }
                         }
-                    }
-                    Ok(())
-                })
+                        Ok(())
+                    },
+                )
                 .unwrap();
             }
             assert_eq!(calls.load(Ordering::Relaxed) as i64, count);

@@ -1332,3 +1332,29 @@ fn u8_blocks_give_the_lanes_in_order() {
         u8_blocks::<_, 96>(level);
     });
 }
+
+/// Generated kernels are generic over `Level`: its supertraits give them
+/// every operation, and `run` and `outline` return what their closure
+/// computes (at every level, inside the functions compiled with the
+/// level's features).
+#[test]
+fn levels_run_closures_with_every_operation() {
+    use pipeline::rt::simd::Level;
+    fn kernel<L: Level>(level: L, a: [u8; 32], b: [u8; 32]) -> ([u8; 32], [f32; 32]) {
+        level.run(|| {
+            let sum: [u8; 32] = level.add(a, b);
+            let wide: [f32; 32] = level.cast(sum);
+            let scaled = level.outline(|| level.mul(wide, [0.5; 32]));
+            (level.avg_round(a, b), scaled)
+        })
+    }
+    let a: [u8; 32] = std::array::from_fn(|i| (i * 37 % 256) as u8);
+    let b: [u8; 32] = std::array::from_fn(|i| (255 - i * 11 % 256) as u8);
+    let avg: [u8; 32] = std::array::from_fn(|i| ((a[i] as u16 + b[i] as u16 + 1) >> 1) as u8);
+    let scaled: [f32; 32] = std::array::from_fn(|i| a[i].wrapping_add(b[i]) as f32 * 0.5);
+    each_level!(|level| assert_eq!(
+        kernel(level, black_box(a), black_box(b)),
+        (avg, scaled),
+        "{level:?}"
+    ));
+}

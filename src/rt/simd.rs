@@ -699,3 +699,69 @@ macro_rules! defaults {
 }
 
 defaults!(Scalar);
+
+/// Declares [`Level`] with every operation trait of every element type (and
+/// pair of them) as a supertrait, so that a kernel generic over its level
+/// can call them all.
+macro_rules! level_trait {
+    (@pairs [$($acc:tt)*] [] $all:tt) => {
+        level_trait!(@emit $($acc)*);
+    };
+    (@pairs [$($acc:tt)*] [$a:ident $($rest:ident)*] [$($b:ident)*]) => {
+        level_trait!(@pairs
+            [$($acc)* $(+ Convert<$a, $b> + SatConvert<$a, $b> + Select<$a, $b>)*]
+            [$($rest)*]
+            [$($b)*]
+        );
+    };
+    (@emit $($bounds:tt)*) => {
+        /// An instruction-set level: its token implements every vector
+        /// operation, and runs code compiled with its features.
+        ///
+        /// A pipeline's loop nests are one generic function over the level,
+        /// type-checked once and compiled once per level that gets a kernel.
+        /// Code of a function generic over the level is compiled without the
+        /// level's features, and so are the closures inside it; the loop
+        /// nests therefore run through [`run`](Level::run) or
+        /// [`outline`](Level::outline), whose functions have the level's
+        /// features and into which the closure given is inlined (with the
+        /// operations it calls).
+        pub trait Level: Copy + Send + Sync $($bounds)* {
+            /// `f()`, inlined into a function compiled with the level's
+            /// features.
+            fn run<R>(self, f: impl FnOnce() -> R) -> R;
+            /// `f()` as a function of its own, compiled with the level's
+            /// features and never inlined, so that each loop nest gets the
+            /// processor's registers to itself (and LLVM's time per function
+            /// stays that of one loop nest).
+            fn outline<R>(self, f: impl FnOnce() -> R) -> R;
+        }
+    };
+    ($($t:ident)*) => {
+        level_trait!(@pairs
+            [
+                $(+ Arith<$t> + Deinterleave<$t> + Reverse<$t> + Gather<$t> + Upsample<$t>)*
+                + Bits<u8> + Bits<u16> + Bits<u32> + Bits<u64>
+                + Bits<i8> + Bits<i16> + Bits<i32> + Bits<i64>
+                + Round<f32> + Round<f64> + MulAdd<f32> + MulAdd<f64>
+                + Average<u8> + Average<u16> + DivSmall<u32> + U8Blocks
+                + NarrowFitting<u16, u8> + NarrowFitting<u32, u16> + NarrowFitting<u32, u8>
+            ]
+            [$($t)*]
+            [$($t)*]
+        );
+    };
+}
+level_trait!(u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
+
+impl Level for Scalar {
+    #[inline(always)]
+    fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    #[inline(never)]
+    fn outline<R>(self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+}

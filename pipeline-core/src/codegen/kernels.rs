@@ -2,11 +2,22 @@
 //! instruction-set level that gets a kernel of its own, and the dispatch on
 //! the level [`pipeline::rt::isa`] reports at run time.
 //!
-//! Every kernel is the same tokens, compiled under its level's
-//! `#[target_feature]` (closures inside inherit it, so parallel loops do
-//! too), with `__isa` bound to that level's token of `rt::simd`. Each copy is
-//! a full loop nest for LLVM to optimize, which is where a release build's
-//! time goes, so only the levels that pay get one: by default scalar (the
+//! The loop nests are one function, `__kernel`, generic over the level
+//! (`pipeline::rt::simd::Level`), its token `__isa`: rustc type-checks and
+//! borrow-checks them once, and each level's kernel is the function's
+//! instance for its token. A closure is compiled with the features of the
+//! function it is written in, which for a generic one are none, so each
+//! stage runs through the token's `outline` and each slab of a parallel
+//! loop through its `run` (in `rt::par_slabs`): functions compiled with the
+//! level's `#[target_feature]`, into which the closure, marked
+//! `#[inline(always)]`, is inlined (left to LLVM's cost model, a large loop
+//! nest stayed a function of its own, without the features: the 5x5
+//! Gaussian ran 80 times slower). A non-generic `__dispatch` calls the
+//! instances, so that they are compiled with the crate that defines the
+//! pipeline (the entry is generic over its `impl AsView` arguments). Each
+//! instance is a full loop nest for LLVM to optimize, which is where a
+//! release build's time goes, so only the levels that pay get one: by
+//! default scalar (the
 //! fallback every processor can run), AVX2 and, where some vector is wider
 //! than 256 bits, AVX-512, and AVX-512 with VBMI where the loops also load
 //! at strides 3 or 4 (whose bytes VBMI permutes across whole registers).
@@ -26,17 +37,13 @@ use super::rust::rust_type;
 pub const KERNELS_ENV: &str = "PIPELINE_KERNELS";
 
 /// The x86-64 levels above scalar, lowest first: the name `PIPELINE_KERNELS`
-/// and `PIPELINE_ISA` use, the `rt::simd` token and `rt::Isa` variant, and
-/// the features its kernel is compiled with.
-const X86_LEVELS: [(&str, &str, &str); 4] = [
-    ("sse4.1", "Sse41", "sse4.1"),
-    ("avx2", "Avx2", "avx2,fma"),
-    ("avx512", "Avx512", "avx512f,avx512bw,avx2,fma"),
-    (
-        "avx512vbmi",
-        "Avx512Vbmi",
-        "avx512f,avx512bw,avx512vbmi,avx2,fma",
-    ),
+/// and `PIPELINE_ISA` use, and the `rt::simd` token and `rt::Isa` variant
+/// (the token's `Level` impl has the features its kernel is compiled with).
+const X86_LEVELS: [(&str, &str); 4] = [
+    ("sse4.1", "Sse41"),
+    ("avx2", "Avx2"),
+    ("avx512", "Avx512"),
+    ("avx512vbmi", "Avx512Vbmi"),
 ];
 
 /// Which x86-64 levels may get a kernel of their own (in the order of
@@ -165,9 +172,22 @@ pub fn kernels(
         args.push(quote!(#v));
     }
     let result = quote!(::core::result::Result<(), ::pipeline::Error>);
-    let mut scalar = quote! {
-        fn __kernel(#(#params),*) -> #result {
-            let __isa = ::pipeline::rt::simd::Scalar;
+    if vectors == Vectors::None {
+        return quote! {
+            fn __kernel(#(#params),*) -> #result {
+                let __isa = ::pipeline::rt::simd::Scalar;
+                #body
+                ::core::result::Result::Ok(())
+            }
+            __kernel(#(#args),*)
+        };
+    }
+    // One generic function, type-checked once; each level's kernel is its
+    // instance for the level's token, whose `outline` (each stage) and
+    // `run` (each slab of a parallel loop, in `rt::par_slabs`) compile the
+    // loop nests with the level's features.
+    let kernel = quote! {
+        fn __kernel<I: ::pipeline::rt::simd::Level>(__isa: I, #(#params),*) -> #result {
             #body
             ::core::result::Result::Ok(())
         }
@@ -183,21 +203,14 @@ pub fn kernels(
                 }
         })
         .collect();
-    if vectors == Vectors::None {
-        return quote! {
-            #scalar
-            __kernel(#(#args),*)
-        };
-    }
     // `only:LEVEL`: the kernel that LEVEL runs and nothing else; below its
     // level the call is an error, not the scalar kernel.
-    let mut scalar_fallback = quote!(__kernel(#(#args),*));
+    let mut scalar_fallback = quote!(__kernel(::pipeline::rt::simd::Scalar, #(#args),*));
     if let Some(l) = levels.only {
         own.retain(|&k| k < l);
         own.drain(..own.len().saturating_sub(1));
         if let Some(&k) = own.first() {
             let (pipeline, kernel) = (&p.name, X86_LEVELS[k].0);
-            scalar = TokenStream::new();
             scalar_fallback = quote! {
                 ::core::result::Result::Err(::pipeline::Error::KernelUnavailable {
                     pipeline: #pipeline,
@@ -207,34 +220,23 @@ pub fn kernels(
             };
         }
     }
-    let kernel_name = |i: usize| format_ident!("__kernel_{}", X86_LEVELS[i].1.to_lowercase());
-    let mut fns = Vec::new();
-    for &i in &own {
-        let (_, token, features) = X86_LEVELS[i];
-        let (name, token) = (kernel_name(i), format_ident!("{}", token));
-        fns.push(quote! {
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = #features)]
-            #[allow(unused_unsafe, unsafe_op_in_unsafe_fn)]
-            unsafe fn #name(#(#params),*) -> #result {
-                // SAFETY: the entry calls this kernel only at its level or above.
-                let __isa = unsafe { ::pipeline::rt::simd::#token::new_unchecked() };
-                #body
-                ::core::result::Result::Ok(())
-            }
-        });
-    }
     // Each level runs the highest kernel at or below it; below the lowest,
     // the scalar one (the `_` arm).
     let mut arms = Vec::new();
-    for (level, (_, variant, _)) in X86_LEVELS.iter().enumerate() {
+    for (level, (_, variant)) in X86_LEVELS.iter().enumerate() {
         if let Some(&k) = own.iter().rev().find(|&&k| k <= level) {
-            let (name, variant) = (kernel_name(k), format_ident!("{}", variant));
+            let (token, variant) = (
+                format_ident!("{}", X86_LEVELS[k].1),
+                format_ident!("{}", variant),
+            );
             // SAFETY: `isa()` reports only levels the processor supports, and
             // each level has the features of every level below it.
             arms.push(quote! {
                 #[cfg(target_arch = "x86_64")]
-                ::pipeline::rt::Isa::#variant => unsafe { #name(#(#args),*) },
+                ::pipeline::rt::Isa::#variant => __kernel(
+                    unsafe { ::pipeline::rt::simd::#token::new_unchecked() },
+                    #(#args),*
+                ),
             });
         }
     }
@@ -274,16 +276,21 @@ pub fn kernels(
         finish.push(quote!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
     }
     quote! {
-        #scalar
-        #(#fns)*
-        #(#dense_inputs)*
-        #(#dense_outputs)*
-        let __result = {
-            #(#targets)*
+        #kernel
+        // Not generic (unlike the entry, whose arguments are `impl AsView`),
+        // so the kernels are compiled with the crate that defines the
+        // pipeline, not in each crate that calls it.
+        fn __dispatch(#(#params),*) -> #result {
             match ::pipeline::rt::isa() {
                 #(#arms)*
                 _ => #scalar_fallback,
             }
+        }
+        #(#dense_inputs)*
+        #(#dense_outputs)*
+        let __result = {
+            #(#targets)*
+            __dispatch(#(#args),*)
         };
         __result?;
         #(#finish)*

@@ -879,7 +879,7 @@ impl Gen<'_> {
                             Frag::new(inner),
                         );
                         quote! {
-                            ::pipeline::rt::par_slabs(#w.reborrow(), #d, #start, #step, #lo, #hi, |#id: i64, mut #w| {
+                            ::pipeline::rt::par_slabs(__isa, #w.reborrow(), #d, #start, #step, #lo, #hi, #[inline(always)] |#id: i64, mut #w| {
                                 #locals
                                 #inner
                                 ::core::result::Result::Ok(())
@@ -976,7 +976,8 @@ impl Gen<'_> {
 }
 
 /// A stage at the top level of the kernel as a function of its own (a
-/// closure that [`pipeline::rt::outline`] calls and never inlines), with
+/// closure that the level's `outline` calls and never inlines, compiled
+/// with the level's features: `pipeline::rt::simd::Level`), with
 /// `locals`, its own copies of what it reads (but for `f`'s reader, which
 /// the stage reads through its writer `w`). One function per stage keeps
 /// each loop nest's registers to itself: in one function for the whole
@@ -985,7 +986,7 @@ impl Gen<'_> {
 fn outline(code: TokenStream, w: &Ident, locals: TokenStream) -> TokenStream {
     let (code, locals) = (Frag::new(code), Frag::new(locals));
     quote! {
-        ::pipeline::rt::outline(|| {
+        __isa.outline(#[inline(always)] || {
             let mut #w = #w.reborrow();
             #locals
             #code
@@ -1168,7 +1169,7 @@ pub fn generate(input: &Input) -> TokenStream {
             // Short names for what the loop nests use most.
             use ::core::cmp::{max as __max, min as __min};
             use ::pipeline::rt::simd as __simd;
-            use ::pipeline::rt::simd::{Arith as _, Bits as _};
+            use ::pipeline::rt::simd::{Arith as __A, Bits as __B, Level as _};
             use ::pipeline::rt::alloc as __alloc;
             #(#prologue)*
             if true #(&& #empty_checks)* {

@@ -25,8 +25,9 @@
 //! a branch loads through `constant(v)` at coordinates its test does not
 //! also load: that select stays in the lane loop. The value is then
 //! computed by one loop over the lanes of straight-line scalar code on those
-//! arrays, which the kernel's instruction-set level (one `#[target_feature]`
-//! copy per level) compiles to vector instructions of that level, and stored
+//! arrays, which the kernel's instruction-set level (one instance of the
+//! generic kernel per level, compiled with its `#[target_feature]`) compiles
+//! to vector instructions of that level, and stored
 //! as one dense vector store when the store's first coordinate is a ramp of
 //! stride 1 (else one store per lane, in lane order).
 //!
@@ -894,7 +895,7 @@ impl Lanes<'_, '_> {
                         let call = match op {
                             BinOp::Shl | BinOp::Shr => {
                                 let (m, s) = (format_ident!("{}", m), uni(b));
-                                quote!(__isa.#m(#x, (#s) as u32))
+                                quote!(__B::#m(__isa, #x, (#s) as u32))
                             }
                             BinOp::Div if self.is_uniform(b) => match self.f32_reciprocal(a, b) {
                                 Some(m) => {
@@ -904,12 +905,16 @@ impl Lanes<'_, '_> {
                                 }
                                 None => {
                                     let d = uni(b);
-                                    quote!(__isa.div_by(#x, #d))
+                                    quote!(__A::div_by(__isa, #x, #d))
                                 }
                             },
                             _ => {
                                 let (m, y) = (format_ident!("{}", m), self.vec(b)?);
-                                quote!(__isa.#m(#x, #y))
+                                let tr = match op {
+                                    BinOp::And | BinOp::Or | BinOp::Xor => quote!(__B),
+                                    _ => quote!(__A),
+                                };
+                                quote!(#tr::#m(__isa, #x, #y))
                             }
                         };
                         bind(call)
@@ -917,9 +922,9 @@ impl Lanes<'_, '_> {
                     ExprKind::Unary(op, a) => {
                         let x = self.vec(a)?;
                         bind(match op {
-                            UnOp::Neg => quote!(__isa.neg(#x)),
-                            UnOp::Abs => quote!(__isa.abs(#x)),
-                            UnOp::Not => quote!(__isa.not(#x)),
+                            UnOp::Neg => quote!(__A::neg(__isa, #x)),
+                            UnOp::Abs => quote!(__A::abs(__isa, #x)),
+                            UnOp::Not => quote!(__B::not(__isa, #x)),
                         })
                     }
                     ExprKind::Cast(a) | ExprKind::SaturatingCast(a) if a.ty == e.ty => self.vec(a),

@@ -145,7 +145,7 @@ impl Lanes<'_, '_> {
                         widened
                     } else {
                         let c = Literal::u16_suffixed(t.weight as u16);
-                        self.bind_array(u16_.clone(), quote!(__isa.mul(#widened, [#c; #w])))?
+                        self.bind_array(u16_.clone(), quote!(__A::mul(__isa, #widened, [#c; #w])))?
                     });
                 }
                 for t in rest {
@@ -153,7 +153,7 @@ impl Lanes<'_, '_> {
                 }
                 let mut sum = parts.remove(0);
                 for p in parts {
-                    sum = self.bind_array(u16_.clone(), quote!(__isa.add(#sum, #p)))?;
+                    sum = self.bind_array(u16_.clone(), quote!(__A::add(__isa, #sum, #p)))?;
                 }
                 Ok(sum)
             }
@@ -172,7 +172,7 @@ impl Lanes<'_, '_> {
                     }
                     BinOp::Div => {
                         let d = self.g.expr(b, f, k);
-                        quote!(__isa.div_by(#x, #d))
+                        quote!(__A::div_by(__isa, #x, #d))
                     }
                     _ => {
                         let y = self.vec_blocks(b)?;
