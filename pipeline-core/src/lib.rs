@@ -77,9 +77,10 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
 ///
 /// The common case is one comparison: the stack pointer against
 /// [`STACK_FLOOR`], the address below which the current segment has less
-/// than the red zone left, found once per segment (stacker's own check, a
-/// thread-local read and its lazy initialization on every call, was 4% of
-/// an expansion's instructions).
+/// than the red zone left, found once per segment. Stacker's own check, on
+/// every call, reads a lazily initialized thread-local: replacing it cut
+/// the 100-func chain's expansion by 1.3% of its instructions with the
+/// macro optimized and 4.4% without.
 pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
     const RED_ZONE: usize = 256 * 1024;
     let here = 0u8;
@@ -961,7 +962,7 @@ mod tests {
             let below = super::deep(|| depth(n - 1));
             below + u32::from(pad[1023] == n as u8)
         }
-        // About 60 MB of frames on a thread of 1 MiB.
+        // Over 50 MB of frames on a thread of 1 MiB.
         let thread = std::thread::Builder::new().stack_size(1 << 20);
         let total = thread.spawn(|| depth(50_000)).unwrap().join().unwrap();
         assert_eq!(total, 50_000);

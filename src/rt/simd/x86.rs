@@ -55,8 +55,12 @@ pub struct Avx512(());
 #[derive(Clone, Copy, Debug)]
 pub struct Avx512Vbmi(());
 
+/// Each x86 level's token, and its [`super::Level`]: `run` and `outline`
+/// call the closure from a function compiled with the level's features
+/// (those its kernel needs: FMA with AVX2, AVX2 and BW with AVX-512), into
+/// which LLVM inlines it; the `outline` one is never inlined itself.
 macro_rules! token {
-    ($($level:ident: $isa:ident;)*) => {$(
+    ($($level:ident: $isa:ident, $features:literal;)*) => {$(
         impl $level {
             /// The token, if this processor has the level.
             pub fn new() -> Option<$level> {
@@ -73,54 +77,38 @@ macro_rules! token {
                 $level(())
             }
         }
-    )*};
-}
-token! {
-    Sse41: Sse41;
-    Avx2: Avx2;
-    Avx512: Avx512;
-    Avx512Vbmi: Avx512Vbmi;
-}
-
-/// [`super::Level`] for each x86 level: `run` and `outline` call the closure
-/// from a function compiled with the level's features (those its kernel
-/// needs: FMA with AVX2, AVX2 and BW with AVX-512), into which LLVM inlines
-/// it; the `outline` one is never inlined itself.
-macro_rules! level {
-    ($($level:ident: $features:literal, $run:ident, $outline:ident;)*) => {$(
-        #[target_feature(enable = $features)]
-        #[inline]
-        unsafe fn $run<R>(f: impl FnOnce() -> R) -> R {
-            f()
-        }
-
-        #[target_feature(enable = $features)]
-        #[inline(never)]
-        unsafe fn $outline<R>(f: impl FnOnce() -> R) -> R {
-            f()
-        }
 
         impl super::Level for $level {
             #[inline(always)]
             fn run<R>(self, f: impl FnOnce() -> R) -> R {
+                #[target_feature(enable = $features)]
+                #[inline]
+                unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
+                    f()
+                }
                 // SAFETY: the token exists only where the processor has the
                 // level.
-                unsafe { $run(f) }
+                unsafe { run(f) }
             }
 
             #[inline(always)]
             fn outline<R>(self, f: impl FnOnce() -> R) -> R {
+                #[target_feature(enable = $features)]
+                #[inline(never)]
+                unsafe fn outline<R>(f: impl FnOnce() -> R) -> R {
+                    f()
+                }
                 // SAFETY: as for `run`.
-                unsafe { $outline(f) }
+                unsafe { outline(f) }
             }
         }
     )*};
 }
-level! {
-    Sse41: "sse4.1", run_sse41, outline_sse41;
-    Avx2: "avx2,fma", run_avx2, outline_avx2;
-    Avx512: "avx512f,avx512bw,avx2,fma", run_avx512, outline_avx512;
-    Avx512Vbmi: "avx512f,avx512bw,avx512vbmi,avx2,fma", run_avx512vbmi, outline_avx512vbmi;
+token! {
+    Sse41: Sse41, "sse4.1";
+    Avx2: Avx2, "avx2,fma";
+    Avx512: Avx512, "avx512f,avx512bw,avx2,fma";
+    Avx512Vbmi: Avx512Vbmi, "avx512f,avx512bw,avx512vbmi,avx2,fma";
 }
 
 /// One level's registers and instructions. Every method requires the

@@ -876,26 +876,11 @@ impl Lanes<'_, '_> {
                     ExprKind::Binary(op, a, b) => {
                         let t = rust_type(a.ty);
                         let x = self.vec(a)?;
-                        // Methods of `rt::simd`'s `Arith` and `Bits`, which the
-                        // entry imports: the lanes' type picks the impl.
-                        let m = match op {
-                            BinOp::Add => "add",
-                            BinOp::Sub => "sub",
-                            BinOp::Mul => "mul",
-                            BinOp::Div => "div",
-                            BinOp::Min => "min",
-                            BinOp::Max => "max",
-                            BinOp::And => "and",
-                            BinOp::Or => "or",
-                            BinOp::Xor => "xor",
-                            BinOp::Shl => "shl",
-                            BinOp::Shr => "shr",
-                            _ => unreachable!("explicit() admits no other operator"),
-                        };
+                        let f = lane_op(*op).expect("explicit() admits no other operator");
                         let call = match op {
                             BinOp::Shl | BinOp::Shr => {
-                                let (m, s) = (format_ident!("{}", m), uni(b));
-                                quote!(__B::#m(__isa, #x, (#s) as u32))
+                                let s = uni(b);
+                                quote!(#f(__isa, #x, (#s) as u32))
                             }
                             BinOp::Div if self.is_uniform(b) => match self.f32_reciprocal(a, b) {
                                 Some(m) => {
@@ -909,12 +894,8 @@ impl Lanes<'_, '_> {
                                 }
                             },
                             _ => {
-                                let (m, y) = (format_ident!("{}", m), self.vec(b)?);
-                                let tr = match op {
-                                    BinOp::And | BinOp::Or | BinOp::Xor => quote!(__B),
-                                    _ => quote!(__A),
-                                };
-                                quote!(#tr::#m(__isa, #x, #y))
+                                let y = self.vec(b)?;
+                                quote!(#f(__isa, #x, #y))
                             }
                         };
                         bind(call)
@@ -1097,6 +1078,28 @@ fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
         }
         None => c,
     }
+}
+
+/// The operation of `rt::simd` that computes `op` in every lane, through
+/// the names the entry imports `Arith` and `Bits` under (`__A::add`,
+/// `__B::shl`); the lanes' type picks the impl. A path, not a method of the
+/// level token: on the generic kernel's token, method calls took rustc
+/// twice as long to type-check.
+fn lane_op(op: BinOp) -> Option<TokenStream> {
+    Some(match op {
+        BinOp::Add => quote!(__A::add),
+        BinOp::Sub => quote!(__A::sub),
+        BinOp::Mul => quote!(__A::mul),
+        BinOp::Div => quote!(__A::div),
+        BinOp::Min => quote!(__A::min),
+        BinOp::Max => quote!(__A::max),
+        BinOp::And => quote!(__B::and),
+        BinOp::Or => quote!(__B::or),
+        BinOp::Xor => quote!(__B::xor),
+        BinOp::Shl => quote!(__B::shl),
+        BinOp::Shr => quote!(__B::shr),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! arithmetic) is two such trees: the shape of libblur's own AVX2 loops
 //! (`benches/libblur`).
 
-use super::{Lanes, R};
+use super::{lane_op, Lanes, R};
 use crate::ir::*;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -163,12 +163,8 @@ impl Lanes<'_, '_> {
                 let call = match op {
                     BinOp::Shl | BinOp::Shr => {
                         let s = self.g.expr(b, f, k);
-                        let m = if *op == BinOp::Shl {
-                            quote!(shl)
-                        } else {
-                            quote!(shr)
-                        };
-                        quote!(#simd::Bits::<u16>::#m(__isa, #x, (#s) as u32))
+                        let op = lane_op(*op).expect("a shift has a lane operation");
+                        quote!(#op(__isa, #x, (#s) as u32))
                     }
                     BinOp::Div => {
                         let d = self.g.expr(b, f, k);
@@ -176,17 +172,8 @@ impl Lanes<'_, '_> {
                     }
                     _ => {
                         let y = self.vec_blocks(b)?;
-                        let (tr, m) = match op {
-                            BinOp::Sub => (quote!(Arith), quote!(sub)),
-                            BinOp::Mul => (quote!(Arith), quote!(mul)),
-                            BinOp::Min => (quote!(Arith), quote!(min)),
-                            BinOp::Max => (quote!(Arith), quote!(max)),
-                            BinOp::And => (quote!(Bits), quote!(and)),
-                            BinOp::Or => (quote!(Bits), quote!(or)),
-                            BinOp::Xor => (quote!(Bits), quote!(xor)),
-                            _ => unreachable!("in_blocks admits no other operator"),
-                        };
-                        quote!(#simd::#tr::<u16>::#m(__isa, #x, #y))
+                        let op = lane_op(*op).expect("in_blocks admits no other operator");
+                        quote!(#op(__isa, #x, #y))
                     }
                 };
                 self.bind_array(u16_, call)
