@@ -186,7 +186,7 @@ profile() {
     fi
     echo "== kernels alone ($ncu)"
     ncu_each "$ncu" "$out/ncu.txt" "$PROFILED_RUNS" \
-        "blur_root blur_shared blur_wide blur_slide copy down2 gauss5x5 harris grey bilateral_grid" \
+        "blur_root blur_shared blur_wide blur_vec blur_slide copy copy_vec down2 gauss5x5 harris grey bilateral_grid" \
         --clock-control none --cache-control none \
         --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
     echo "$(grep -c gpu__time_duration "$out/ncu.txt") kernel launches profiled"
@@ -195,7 +195,7 @@ profile() {
 # Why the kernels that trail Halide's do: for each, ours and Halide's, the
 # instructions its warps execute, registers, achieved occupancy, shared
 # memory bank conflicts and global load requests and sectors (one call).
-DIAGNOSED="blur_shared blur_wide blur_slide copy harris grey"
+DIAGNOSED="blur_wide blur_vec blur_slide copy_vec harris"
 DIAGNOSTICS=smsp__inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
 diagnose() {
     local out=$1 ncu

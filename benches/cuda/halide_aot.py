@@ -70,10 +70,11 @@ def pipelines(hl):
             blur_x.store_at(o, xi).compute_at(o, yii)
             out[name] = (o, inp)
             return
-        if how == "wide":
-            # Inlined, four neighbouring points a thread (32 x 8 threads).
-            xv = hl.Var("xv")
-            o.split(x, xo, xi, 128).split(y, yo, yi, 8).split(xi, xi, xv, 4)
+        if how in ("wide", "vec"):
+            # Inlined, four (or eight) neighbouring points a thread (32 x 8
+            # threads).
+            xv, n = hl.Var("xv"), 4 if how == "wide" else 8
+            o.split(x, xo, xi, 32 * n).split(y, yo, yi, 8).split(xi, xi, xv, n)
             o.reorder(xv, xi, yi, xo, yo).vectorize(xv).gpu_blocks(xo, yo).gpu_threads(xi, yi)
             out[name] = (o, inp)
             return
@@ -87,6 +88,7 @@ def pipelines(hl):
     blur("blur_root", "root")
     blur("blur_shared", "shared")
     blur("blur_wide", "wide")
+    blur("blur_vec", "vec")
     blur("blur_slide", "slide")
 
     # The bandwidth a kernel can reach: each point read and written once.
@@ -95,6 +97,12 @@ def pipelines(hl):
     cp[x, y] = inp[x, y]
     cp.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
     out["copy"] = (cp, inp)
+    inp = hl.ImageParam(u16, 2, "input")
+    cp, xv = hl.Func("copy_vec"), hl.Var("xv")
+    cp[x, y] = inp[x, y]
+    cp.split(x, xo, xi, 256).split(y, yo, yi, 8).split(xi, xi, xv, 8)
+    cp.reorder(xv, xi, yi, xo, yo).vectorize(xv).gpu_blocks(xo, yo).gpu_threads(xi, yi)
+    out["copy_vec"] = (cp, inp)
 
     inp = hl.ImageParam(hl.UInt(8), 2, "input")
     c = hl.BoundaryConditions.repeat_edge(inp)

@@ -11,10 +11,12 @@
 #include "HalideRuntimeCuda.h"
 #include "halide_bilateral_grid.h"
 #include "halide_copy.h"
+#include "halide_copy_vec.h"
 #include "halide_blur_root.h"
 #include "halide_blur_shared.h"
 #include "halide_blur_slide.h"
 #include "halide_blur_wide.h"
+#include "halide_blur_vec.h"
 #include "halide_down2.h"
 #include "halide_gauss5x5.h"
 #include "halide_grey.h"
@@ -116,10 +118,14 @@ int main(int argc, char** argv) {
         dump(dir, "blur_shared", out);
         timed("blur_wide", out, [&] { return halide_blur_wide(in, out); });
         dump(dir, "blur_wide", out);
+        timed("blur_vec", out, [&] { return halide_blur_vec(in, out); });
+        dump(dir, "blur_vec", out);
         timed("blur_slide", out, [&] { return halide_blur_slide(in, out); });
         dump(dir, "blur_slide", out);
         timed("copy", out, [&] { return halide_copy(in, out); });
         dump(dir, "copy", out);
+        timed("copy_vec", out, [&] { return halide_copy_vec(in, out); });
+        dump(dir, "copy_vec", out);
         auto half = output<uint16_t>(w / 2, h / 2);
         timed("down2", half, [&] { return halide_down2(in, half); });
         dump(dir, "down2", half);

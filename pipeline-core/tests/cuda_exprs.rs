@@ -238,6 +238,7 @@ fn program(cases: &[Case], text: &mut String, device: &mut String, expected: &mu
             n_global: 0,
             folds: &[],
             index: "int64_t",
+            loads: &[],
         };
         let body = e.expr(&p.funcs[out].pure);
         let ty = c_type(c.ty);

@@ -189,26 +189,29 @@ fn request(
     rng: &mut Rng,
     file: &mut Vec<u8>,
 ) -> Option<Run> {
-    request_at(which, l, w, h, 0, DENSE, rng, file)
+    request_at(which, l, w, h, [0, 0], DENSE, rng, file)
 }
 
-/// [`request`] with every image's first x coordinate moved by `shift`,
-/// laid out as `layout` says.
+/// [`request`] with the inputs' first x coordinate moved by `shift[0]` and
+/// the outputs' by `shift[1]`, laid out as `layout` says.
 #[allow(clippy::too_many_arguments)]
 fn request_at(
     which: usize,
     l: &Lowered,
     w: usize,
     h: usize,
-    shift: i64,
+    shift: [i64; 2],
     layout: Layout,
     rng: &mut Rng,
     file: &mut Vec<u8>,
 ) -> Option<Run> {
     let p: &Pipeline = &l.pipeline;
     let (mut inputs, mut outputs) = images(p, w, h, rng);
-    for image in inputs.iter_mut().chain(&mut outputs) {
-        image.min[0] += shift;
+    for image in &mut inputs {
+        image.min[0] += shift[0];
+    }
+    for image in &mut outputs {
+        image.min[0] += shift[1];
     }
     let params = params_of(p);
     let mut want = outputs.clone();
@@ -274,7 +277,20 @@ fn check(programs: Vec<(String, Lowered)>, what: &str, large: bool) {
             runs.extend(request(k, l, w, h, &mut rng, &mut file));
         }
         let transposed = Layout { transposed: true };
-        runs.extend(request_at(k, l, 37, 11, 0, transposed, &mut rng, &mut file));
+        runs.extend(request_at(
+            k,
+            l,
+            37,
+            11,
+            [0, 0],
+            transposed,
+            &mut rng,
+            &mut file,
+        ));
+        // The inputs' points at the outputs' offsets in their buffers, rows
+        // of 64 elements: vector lanes' loads aligned as their stores are
+        // (where the boundary condition lets the inputs start there).
+        runs.extend(request_at(k, l, 62, 9, [2, 0], DENSE, &mut rng, &mut file));
     }
     assert!(
         runs.len() >= 3 * programs.len()
@@ -416,27 +432,59 @@ fn blur_emitted(k: usize) -> String {
     generate_with(&l, "blur", Options::default()).unwrap()
 }
 
-/// A thread's vector lanes whose loads are all clamped to an input compute
-/// every lane's value before the guarded stores (so that neighbouring
-/// lanes share loads); lanes that read another func's buffer do not (its
-/// points beyond the guard may lie outside the buffer). Both run as the
-/// interpreter in `hand_written_gpu_schedules_run_as_the_interpreter`.
+/// A thread's vector lanes compute every lane's value before the stores;
+/// the loads they share are read once, as windows, and both in accesses
+/// of up to 16 bytes where the addresses are contiguous and aligned at
+/// run time. Where every load is clamped to an input, whatever the guard
+/// (the stores guarded); where the lanes read another func's buffer, only
+/// where every lane passes the guard (its points beyond may lie outside
+/// the buffer), lane by lane elsewhere. All run as the interpreter in
+/// `hand_written_gpu_schedules_run_as_the_interpreter`.
 #[test]
-fn vector_lanes_compute_their_values_first_only_where_every_load_is_clamped() {
-    let (inlined, at_root) = (blur_emitted(7), blur_emitted(2));
-    assert!(inlined.contains("__lane["), "{inlined}");
-    assert!(
-        at_root.contains("#pragma unroll") && !at_root.contains("__lane["),
-        "{at_root}"
-    );
+fn vector_lanes_read_windows_and_write_at_once() {
+    let (inlined, at_root, wide) = (blur_emitted(7), blur_emitted(2), blur_emitted(8));
+    for (code, read, write) in [
+        (
+            &inlined,
+            "pl::ldg_vec<uint16_t, 4>",
+            "pl::st_vec<uint16_t, 4>",
+        ),
+        (
+            &at_root,
+            "pl::ld_vec<uint32_t, 4>",
+            "pl::st_vec<uint16_t, 4>",
+        ),
+        (&wide, "pl::ldg_vec<uint16_t, 8>", "pl::st_vec<uint16_t, 8>"),
+    ] {
+        assert!(
+            code.contains("__lane[") && code.contains(read) && code.contains(write),
+            "{code}"
+        );
+    }
+    assert!(!inlined.contains("if (__all)"), "{inlined}");
+    assert!(at_root.contains("if (__all)"), "{at_root}");
 }
 
 /// A buffer folded by a power of two (a window sliding down a thread's
 /// column) is indexed by a mask, not a 64-bit remainder.
 #[test]
 fn a_folded_buffer_in_a_kernel_is_indexed_by_a_mask() {
-    let sliding = blur_emitted(8);
+    let sliding = blur_emitted(10);
     assert!(sliding.contains("& (I)3)"), "{sliding}");
+}
+
+/// A thread's column of 8 points, whose loop's bound the thread bounds
+/// make a constant (`min(7, 63 - 8 yi)` with `yi <= 7`), is a loop of
+/// constant bounds, fully unrolled: the sliding window's first point (3
+/// rows of `blur_x`) differs from the next ones (1 row) at compile time.
+#[test]
+fn a_column_of_constant_length_in_a_thread_is_unrolled() {
+    let sliding = blur_emitted(11);
+    assert!(
+        sliding.contains("#pragma unroll\n")
+            && sliding.contains("__l1_0_yii <= ((int64_t)7ull); __l1_0_yii++)"),
+        "{sliding}"
+    );
 }
 
 /// Without kernels for large buffers, a launcher given a buffer over the
@@ -476,7 +524,7 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
                 &programs[0].1,
                 7,
                 5,
-                shift,
+                [shift, shift],
                 DENSE,
                 &mut rng,
                 &mut file,

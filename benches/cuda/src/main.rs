@@ -13,7 +13,8 @@
 //! from planar RGB (a device buffer is dense); the GPU schedules are 32 x 8
 //! threads a block, with the stencils' first stage staged per block in
 //! shared memory, the blur also with its first stage at root and with its
-//! first stage inlined and four points a thread (`blur_wide`), and Harris
+//! first stage inlined and four points a thread (`blur_wide`) or eight
+//! (`blur_vec`, 16-byte accesses; `copy_vec` beside it), and Harris
 //! with gray and the gradients at root, the rest inlined, as Halide's same
 //! schedules. The integer outputs must equal Halide's bit for bit. Ours
 //! are IEEE floats without contraction into FMA (nvcc -fmad=false), as the
@@ -64,6 +65,19 @@ pipeline! {
         out.gpu_tile(x, y, xo, yo, xi, yi, 128, 8).vectorize(xi, 4);
     }
 
+    pub fn blur_vec(input: Image<u16, 2>) -> Image<u16, 2> {
+        let c = input.clamp_edge();
+        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
+        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        out
+    }
+    schedule blur_vec for cuda {
+        // One kernel, eight neighbouring points a thread: each row's eight
+        // read and the eight results written in one 16-byte access.
+        blur_x.compute_inline();
+        out.gpu_tile(x, y, xo, yo, xi, yi, 256, 8).vectorize(xi, 8);
+    }
+
     pub fn blur_slide(input: Image<u16, 2>) -> Image<u16, 2> {
         let c = input.clamp_edge();
         blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
@@ -85,6 +99,15 @@ pipeline! {
     }
     schedule copy for cuda {
         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+    }
+
+    /// The same, eight points a thread: 16-byte loads and stores.
+    pub fn copy_vec(input: Image<u16, 2>) -> Image<u16, 2> {
+        out(x, y) = input(x, y);
+        out
+    }
+    schedule copy_vec for cuda {
+        out.gpu_tile(x, y, xo, yo, xi, yi, 256, 8).vectorize(xi, 8);
     }
 
     pub fn gauss5x5(input: Image<u8, 2>) -> Image<u8, 2> {
@@ -231,11 +254,17 @@ fn main() -> Result<(), Error> {
         timed("blur_wide", &mut out, &expected, host.len() * 2, |o| {
             blur_wide::cuda_device(&input, o)
         })?;
+        timed("blur_vec", &mut out, &expected, host.len() * 2, |o| {
+            blur_vec::cuda_device(&input, o)
+        })?;
         timed("blur_slide", &mut out, &expected, host.len() * 2, |o| {
             blur_slide::cuda_device(&input, o)
         })?;
         timed("copy", &mut out, &host, host.len() * 2, |o| {
             copy::cuda_device(&input, o)
+        })?;
+        timed("copy_vec", &mut out, &host, host.len() * 2, |o| {
+            copy_vec::cuda_device(&input, o)
         })?;
         let mut half = Buffer::<u16, 2>::new([w / 2, h / 2]);
         down2(&host, &mut half)?;

@@ -135,6 +135,9 @@ pub struct Exprs<'a> {
     /// loops, symbols and constants alone): `int64_t` on the host, the
     /// kernel's index type `I` in kernels.
     pub index: &'static str,
+    /// Loads read elsewhere (a thread's vector lanes read them through
+    /// windows): each with the C++ expression that stands for it.
+    pub loads: &'a [(Expr, String)],
 }
 
 impl Exprs<'_> {
@@ -144,6 +147,11 @@ impl Exprs<'_> {
     }
 
     fn expr_here(&self, e: &Expr) -> String {
+        if let (ExprKind::Load { .. }, false) = (&e.kind, self.loads.is_empty()) {
+            if let Some((_, with)) = self.loads.iter().find(|(l, _)| l == e) {
+                return with.clone();
+            }
+        }
         if self.index != "int64_t"
             && is_index(e)
             && e.any(&mut |n| matches!(n.kind, ExprKind::Sym(_) | ExprKind::Loop(_)))

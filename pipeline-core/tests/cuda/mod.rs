@@ -91,10 +91,11 @@ pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
 /// funcs per block (in shared memory): shared out among the block's
 /// threads, on threads of their own, and per iteration of a serial loop
 /// inside the blocks; vector lanes of a thread whose loads are all
-/// clamped (their values computed before the guarded stores); and a
+/// clamped (their values computed before the guarded stores), eight a
+/// thread (16 bytes), and reading a tile in shared memory; and a
 /// column of points a thread with `blur_x` sliding down it, in a folded
-/// buffer of the thread's own.
-pub const BLUR_SCHEDULES: [&str; 9] = [
+/// buffer of the thread's own (4 points, and 8: a loop fully unrolled).
+pub const BLUR_SCHEDULES: [&str; 12] = [
     "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
      out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
     "blur_x.compute_inline();
@@ -111,8 +112,15 @@ pub const BLUR_SCHEDULES: [&str; 9] = [
      out.split(x, xo, xi, 32).split(y, yo, yi, 8).reorder(xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi);",
     "blur_x.compute_inline();
      out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);",
+    "blur_x.compute_inline();
+     out.gpu_tile(x, y, xo, yo, xi, yi, 64, 4).vectorize(xi, 8);",
+    "blur_x.compute_at(out, xo);
+     out.gpu_tile(x, y, xo, yo, xi, yi, 64, 4).vectorize(xi, 4);",
     "blur_x.store_at(out, xi).compute_at(out, yii);
      out.split(x, xo, xi, 16).split(y, yo, yt, 16).split(yt, yi, yii, 4)
+        .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);",
+    "blur_x.store_at(out, xi).compute_at(out, yii);
+     out.split(x, xo, xi, 32).split(y, yo, yt, 64).split(yt, yi, yii, 8)
         .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);",
 ];
 
@@ -142,6 +150,25 @@ pub const ROWS: &str = "fn rows(input: Image<u16, 2>) -> Image<u32, 2> {
     out
 }";
 
+/// Loads without a boundary condition, one under a selection, read by
+/// vector lanes of f32 (the lanes at once where all pass the guard).
+pub const TAPS: &str = "fn taps(input: Image<f32, 2>) -> Image<f32, 2> {
+    out(x, y) = input(x - 2, y) * 0.25 + input(x + 1, y) * 0.5 + input(x, y - 1) * 0.25
+        + select(x > 3, input(x - 1, y + 1), 0.0);
+    out
+}";
+
+/// Loads at a stride of 2 through a clamp, read by 16 lanes of bytes, one
+/// at a coordinate a `let` binds.
+pub const PAIRS: &str = "fn pairs(input: Image<u8, 2>) -> Image<u8, 2> {
+    let c = input.clamp_edge();
+    out(x, y) = {
+        let odd = 2 * x + 1;
+        ((c(2 * x, y) as u16 + c(2 * x + 1, y) as u16 + c(odd, y + 1) as u16 + 1) / 3) as u8
+    };
+    out
+}";
+
 /// Every hand-written GPU schedule of the tests: (pipeline, name, block).
 pub fn hand_written() -> Vec<(String, &'static str, &'static str)> {
     let mut all: Vec<_> = BLUR_SCHEDULES
@@ -160,6 +187,24 @@ pub fn hand_written() -> Vec<(String, &'static str, &'static str)> {
         "updated",
         block,
     ));
+    for (source, name, block) in [
+        (
+            TAPS,
+            "taps",
+            "out.gpu_tile(x, y, xo, yo, xi, yi, 16, 4).vectorize(xi, 4);",
+        ),
+        (
+            PAIRS,
+            "pairs",
+            "out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4).vectorize(xi, 16);",
+        ),
+    ] {
+        all.push((
+            format!("{source}\nschedule {name} for cuda {{ {block} }}"),
+            name,
+            block,
+        ));
+    }
     let block = "bx.compute_at(out, xi); acc.compute_at(out, xi); out.gpu_tile(x, y, xo, yo, xi, yi, 8, 4);";
     all.push((
         format!("{ROWS}\nschedule rows for cuda {{ {block} }}"),

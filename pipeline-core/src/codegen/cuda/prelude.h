@@ -250,4 +250,37 @@ __device__ __forceinline__ bool ldg(const bool* p) { return __ldg((const unsigne
 template <typename T> static inline T ldg(const T* p) { return *p; }
 #endif
 
+// Accesses of N elements of T that make 4, 8 or 16 bytes, at an address
+// aligned to their size (`aligned<B>`): one load or store on the device
+// where each element would take one (a thread's vector lanes). The host
+// copies the bytes.
+template <int B> PL_HD bool aligned(const void* p) { return ((uintptr_t)p & (uintptr_t)(B - 1)) == 0; }
+#ifdef __CUDA_ARCH__
+template <int B> struct pack;
+template <> struct pack<4> { typedef unsigned int t; };
+template <> struct pack<8> { typedef uint2 t; };
+template <> struct pack<16> { typedef uint4 t; };
+// From an input: through the read-only data cache, as `ldg`.
+template <class T, int N> __device__ __forceinline__ void ldg_vec(const T* p, T* to) {
+    typedef typename pack<sizeof(T) * N>::t P;
+    const P v = __ldg((const P*)p);
+    memcpy(to, &v, sizeof(P));
+}
+template <class T, int N> __device__ __forceinline__ void ld_vec(const T* p, T* to) {
+    typedef typename pack<sizeof(T) * N>::t P;
+    const P v = *(const P*)p;
+    memcpy(to, &v, sizeof(P));
+}
+template <class T, int N> __device__ __forceinline__ void st_vec(T* p, const T* from) {
+    typedef typename pack<sizeof(T) * N>::t P;
+    P v;
+    memcpy(&v, from, sizeof(P));
+    *(P*)p = v;
+}
+#else
+template <class T, int N> static inline void ldg_vec(const T* p, T* to) { memcpy(to, p, sizeof(T) * N); }
+template <class T, int N> static inline void ld_vec(const T* p, T* to) { memcpy(to, p, sizeof(T) * N); }
+template <class T, int N> static inline void st_vec(T* p, const T* from) { memcpy(p, from, sizeof(T) * N); }
+#endif
+
 } // namespace pl

@@ -47,6 +47,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
 mod kernel;
+mod lanes;
 use kernel::Nest;
 
 /// What the CUDA emitter cannot do with a pipeline, and the func whose
@@ -302,6 +303,7 @@ impl Program<'_> {
             n_global: self.n_global(),
             folds: &self.folds,
             index: "int64_t",
+            loads: &[],
         }
     }
 

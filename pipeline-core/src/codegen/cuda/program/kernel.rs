@@ -481,13 +481,11 @@ impl Program<'_> {
         out
     }
 
-    /// The last lane of a vectorized loop from `min` to `max` as a
-    /// constant: `max` itself, or the constant side of `min(c, e)` where
-    /// the thread loops' bounds imply `c <= e` (a split's tail that no
-    /// thread reaches), with at most 16 lanes from a constant `min`.
-    fn lanes_last(&self, min: &Expr, max: &Expr) -> Option<i128> {
-        let first = min.as_int()?;
-        let last = max.as_int().or_else(|| {
+    /// A loop's `max` as a constant: `max` itself, or the constant side of
+    /// `min(c, e)` where the thread loops' bounds imply `c <= e` (a
+    /// split's tail that no thread reaches).
+    pub(super) fn constant_max(&self, max: &Expr) -> Option<i128> {
+        max.as_int().or_else(|| {
             let ExprKind::Binary(BinOp::Min, a, b) = &max.kind else {
                 return None;
             };
@@ -503,94 +501,67 @@ impl Program<'_> {
                 &self.thread_bounds,
             )
             .then_some(c)
-        })?;
-        (first == 0 && (0..16).contains(&last)).then_some(last)
+        })
     }
 
-    /// A vectorized loop `v` over lanes `min..=last` whose body is
-    /// bindings around one store, under a guard or not, of a value whose
-    /// loads are in range at any point ([`in_range_anywhere`]): every
-    /// lane's value into a local array, then each lane's guarded store.
-    /// False (nothing written) for another body.
-    fn speculated_lanes(
+    /// A loop in a thread as a loop: unrolled into guarded steps where a
+    /// constant bounds its extent by a few, fully unrolled where its
+    /// bounds are constants (a thread's own column: a sliding window's
+    /// first step then differs from the others at compile time).
+    pub(super) fn serial_loop(
         &mut self,
-        v: &str,
-        min: &Expr,
-        last: i128,
-        body: &Stmt,
+        s: &Stmt,
         out: &mut String,
         depth: usize,
-    ) -> Result<bool, Unsupported> {
-        let mut bindings = Vec::new();
-        let mut s = body;
-        while let Stmt::LetCoord { body, .. } | Stmt::LetSym { body, .. } = s {
-            bindings.push(s);
-            s = body;
-        }
-        let (guard, store) = match s {
-            Stmt::If { cond, body } => (Some(cond), &**body),
-            other => (None, other),
-        };
-        let Stmt::Store {
-            func,
-            update,
-            args,
-            value,
-        } = store
+    ) -> Result<(), Unsupported> {
+        let Stmt::For {
+            var,
+            min,
+            max,
+            kind,
+            body,
+            ..
+        } = s
         else {
-            return Ok(false);
+            unreachable!("a loop")
         };
-        if !in_range_anywhere(value) || guard.is_some_and(|g| !in_range_anywhere(g)) {
-            return Ok(false);
-        }
         let pad = "  ".repeat(depth);
-        let ty = self.p().funcs[*func].ty;
-        let c_ty = buffer_type(ty);
-        let lanes = last + 1;
-        let first = self.exprs(None).expr(min);
-        let _ = writeln!(out, "{pad}{{ {c_ty} __lane[{lanes}];");
-        for pass in 0..2 {
+        let v = names::loop_var(var);
+        let tight = self.constant_max(max).map(Expr::i64);
+        let max = tight.as_ref().unwrap_or(max);
+        let e = self.exprs(None);
+        let (lo, hi) = (e.expr(min), e.expr(max));
+        // Index arithmetic's loops count in the kernel's index
+        // type (32 bits where the launcher found the symbols small).
+        let ty = self.range_type(min, max);
+        // A loop of at most a few iterations whatever the block
+        // (a sliding window's new rows, a thread's own column):
+        // unrolled to that many guarded steps, no loop to run.
+        if let Some(n) = self
+            .extent_bound(min, max)
+            .filter(|&n| ty == "I" && (1..=MAX_STEPS).contains(&n))
+        {
             let _ = writeln!(
                 out,
-                "{pad}#pragma unroll\n{pad}for (I {v} = {first}; {v} <= {last}; {v}++) {{"
+                "{pad}#pragma unroll\n{pad}for (I __k_{v} = 0; __k_{v} < {n}; __k_{v}++) {{\n{pad}  const I {v} = {lo} + __k_{v};\n{pad}  if ({v} <= {hi}) {{"
             );
-            let mut inner = depth + 1;
-            for b in &bindings {
-                self.bind(b);
-                let (open, _) = self.scope(b).expect("a binding");
-                let _ = writeln!(out, "{}{open}", "  ".repeat(inner));
-                inner += 1;
-            }
-            let ipad = "  ".repeat(inner);
-            let e = self.exprs(Some((*func, *update)));
-            if pass == 0 {
-                let mut x = e.expr(value);
-                if ty == Type::Bool {
-                    x = format!("(uint8_t)({x})");
-                }
-                let _ = writeln!(out, "{ipad}__lane[{v}] = {x};");
-            } else {
-                let at = e.offset(Source::Func(*func), args);
-                let guard =
-                    guard.and_then(|g| residual(g, &self.thread_bounds).map(|g| e.expr(&g)));
-                let store = format!("__f{func}[{at}] = __lane[{v}];");
-                match guard {
-                    Some(g) => {
-                        let _ = writeln!(out, "{ipad}if ({g}) {store}");
-                    }
-                    None => {
-                        let _ = writeln!(out, "{ipad}{store}");
-                    }
-                }
-            }
-            for _ in &bindings {
-                inner -= 1;
-                let _ = writeln!(out, "{}}}", "  ".repeat(inner));
-            }
-            let _ = writeln!(out, "{pad}}}");
+            self.device_stmt(body, out, depth + 2)?;
+            let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+            return Ok(());
         }
+        let few =
+            matches!((min.as_int(), max.as_int()), (Some(a), Some(b)) if b - a < MAX_UNROLLED);
+        if few || matches!(kind, LoopKind::Unrolled | LoopKind::Vectorized) {
+            let _ = writeln!(out, "{pad}#pragma unroll");
+        }
+        let _ = writeln!(out, "{pad}for ({ty} {v} = {lo}; {v} <= {hi}; {v}++) {{");
+        // Inside, the loop's bound is known as the threads' are.
+        self.thread_bounds.push((var.clone(), max.clone()));
+        let inner = self.device_stmt(body, out, depth + 1);
+        self.thread_bounds.pop();
+        inner?;
         let _ = writeln!(out, "{pad}}}");
-        Ok(true)
+        Ok(())
     }
 
     /// Device code for `s` inside a kernel.
@@ -607,60 +578,16 @@ impl Program<'_> {
                     self.device_stmt(s, out, depth)?;
                 }
             }
-            Stmt::For {
-                var,
-                min,
-                max,
-                kind,
-                body,
-                ..
-            } => {
+            Stmt::For { kind, .. } => {
                 if kind.is_gpu() && !(self.threads_serial && *kind == LoopKind::GpuThread) {
                     return Err("a GPU loop inside a kernel's serial code".into());
                 }
-                let v = names::loop_var(var);
                 // A vectorized loop's lanes, where their count is a constant
-                // and the loads of every lane's value are in range whatever
-                // the lane: all values first, then the guarded stores, so
-                // that neighbouring lanes share their loads as Halide's
-                // vector lanes do.
-                if *kind == LoopKind::Vectorized {
-                    if let Some(last) = self.lanes_last(min, max) {
-                        if self.speculated_lanes(&v, min, last, body, out, depth)? {
-                            return Ok(());
-                        }
-                    }
-                }
-                let e = self.exprs(None);
-                let (lo, hi) = (e.expr(min), e.expr(max));
-                // Index arithmetic's loops count in the kernel's index
-                // type (32 bits where the launcher found the symbols small).
-                let ty = self.range_type(min, max);
-                // A loop of at most a few iterations whatever the block
-                // (a sliding window's new rows, a thread's own column):
-                // unrolled to that many guarded steps, no loop to run.
-                if let Some(n) = self
-                    .extent_bound(min, max)
-                    .filter(|&n| ty == "I" && (1..=MAX_STEPS).contains(&n))
-                {
-                    let _ = writeln!(
-                        out,
-                        "{pad}#pragma unroll\n{pad}for (I __k_{v} = 0; __k_{v} < {n}; __k_{v}++) {{\n{pad}  const I {v} = {lo} + __k_{v};\n{pad}  if ({v} <= {hi}) {{"
-                    );
-                    self.device_stmt(body, out, depth + 2)?;
-                    let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+                // (`lanes.rs`).
+                if *kind == LoopKind::Vectorized && self.vector_lanes(s, out, depth)? {
                     return Ok(());
                 }
-                if matches!(kind, LoopKind::Unrolled | LoopKind::Vectorized) {
-                    let _ = writeln!(out, "{pad}#pragma unroll");
-                }
-                let _ = writeln!(out, "{pad}for ({ty} {v} = {lo}; {v} <= {hi}; {v}++) {{");
-                // Inside, the loop's bound is known as the threads' are.
-                self.thread_bounds.push((var.clone(), max.clone()));
-                let inner = self.device_stmt(body, out, depth + 1);
-                self.thread_bounds.pop();
-                inner?;
-                let _ = writeln!(out, "{pad}}}");
+                self.serial_loop(s, out, depth)?;
             }
             // A split's guard, less what the loops' own bounds imply (the
             // tail's threads stop at the loop's guard already).
@@ -750,7 +677,7 @@ impl Program<'_> {
 /// Whether every conjunct of `cond` holds wherever the thread loops of
 /// `bounds` (each with its largest value) run: `p < q` with `p` growing
 /// with those loops and below `q` at their largest values.
-fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
+pub(super) fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
     match &cond.kind {
         ExprKind::Binary(BinOp::And, a, b) => implied(a, bounds) && implied(b, bounds),
         ExprKind::Binary(BinOp::Lt, p, q) => {
@@ -785,7 +712,7 @@ fn implied(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> bool {
 
 /// `cond` without the conjuncts that `bounds` imply ([`implied`]); `None`
 /// where it implies them all.
-fn residual(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> Option<Expr> {
+pub(super) fn residual(cond: &Expr, bounds: &[(LoopVar, Expr)]) -> Option<Expr> {
     match &cond.kind {
         ExprKind::Binary(BinOp::And, a, b) => match (residual(a, bounds), residual(b, bounds)) {
             (None, rest) | (rest, None) => rest,
@@ -836,28 +763,9 @@ fn extent_bound_of(lo: &Expr, hi: &Expr) -> Option<i128> {
 /// into guarded steps where a constant bounds its extent.
 const MAX_STEPS: i128 = 4;
 
-/// Whether every load in `e` is in range at any coordinate: only loads of
-/// inputs, through their `clamp_edge` in every dimension (the input is not
-/// empty where it is read at all).
-fn in_range_anywhere(e: &Expr) -> bool {
-    !e.any(&mut |n| match &n.kind {
-        ExprKind::Load {
-            source: Source::Input(i),
-            args,
-            ..
-        } => !args.iter().enumerate().all(|(d, a)| {
-            matches!(&a.kind, ExprKind::Boundary {
-                mode: BoundaryMode::ClampEdge,
-                min,
-                extent,
-                ..
-            } if matches!(min.kind, ExprKind::InputMin(j, k) if j == *i && k == d)
-                && matches!(extent.kind, ExprKind::InputExtent(j, k) if j == *i && k == d))
-        }),
-        ExprKind::Load { .. } => true,
-        _ => false,
-    })
-}
+/// The most iterations of a serial loop with constant bounds inside a
+/// kernel that are unrolled.
+const MAX_UNROLLED: i128 = 16;
 
 /// Whether `p < q` always: their difference a negative constant (`p` and `q`
 /// sums of the same terms), or `p` a
