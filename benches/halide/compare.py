@@ -19,7 +19,7 @@ What it does, in one run:
    bench also writes its outputs to target/halide-compare/.
 3. Defines the same eight algorithms with the same schedules in Halide's Python
    API, JIT-compiles each once and times `realize` into preallocated buffers
-   (two warm-up runs, then the median of N), on inputs built from the same
+   (warm-up runs for 0.2 s, then the median of N), on inputs built from the same
    integer hash as the bench's.
 4. Compares the outputs element by element: integer pipelines must agree bit for
    bit; float pipelines are compared with a Halide build that has `strict_float`
@@ -595,10 +595,18 @@ def median(values):
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+# How long each side warms up before it is timed (at least two calls), as
+# benches/support/timing.rs warms ours up (see there why).
+WARM_UP_S = 0.2
+
+
 def time_ms(fn, runs):
-    """Two warm-up runs, then `runs` timed ones: (median, min) in milliseconds."""
-    fn()
-    fn()
+    """Warm-up runs for WARM_UP_S (at least two), then `runs` timed ones:
+    (median, min) in milliseconds."""
+    start, calls = time.perf_counter(), 0
+    while calls < 2 or time.perf_counter() - start < WARM_UP_S:
+        fn()
+        calls += 1
     ms = []
     for _ in range(max(runs, 1)):
         start = time.perf_counter()
