@@ -15,6 +15,7 @@ mod cuda_entry;
 mod entry;
 mod frag;
 mod hoist;
+mod text;
 mod vector;
 
 pub use cuda_entry::cuda_entry;
@@ -1065,13 +1066,43 @@ impl<'a> Gen<'a> {
 }
 
 /// Generates the entry function and its module for one pipeline.
+///
+/// The bulk of the code (every part that is not the user's: the entry's
+/// parameters and body, the module's items) is built in proc-macro2's own
+/// tokens and handed to the compiler as text, which it lexes in one call
+/// where that is faster ([`text::built_as_text`]); the shell around it,
+/// with the user's name,
+/// visibility and attributes, keeps their spans.
 pub fn generate(input: &Input) -> TokenStream {
+    let cp = input.checked;
+    let (name, vis, attrs) = (&cp.ident, &cp.vis, &cp.attrs);
+    let [params, body, items] = text::built_as_text(|| generate_parts(input)).map(Frag::new);
+    let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
+    let extra = &input.extra;
+    quote! {
+        #cfg
+        #(#attrs)*
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all)]
+        #vis fn #name(#params) -> ::core::result::Result<(), ::pipeline::Error> {
+            #body
+        }
+
+        #cfg
+        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all, dead_code)]
+        #vis mod #name {
+            #items
+            #extra
+        }
+    }
+}
+
+/// The entry's parameters, the entry's body and the module's items of
+/// [`generate`], in whatever tokens are current.
+fn generate_parts(input: &Input) -> [TokenStream; 3] {
     let p = input.pipeline;
     let b = input.bounds;
     let cp = input.checked;
-    let name = &cp.ident;
-    let vis = &cp.vis;
-    let attrs = &cp.attrs;
+    let name = &Ident::new(&cp.ident.to_string(), Span::call_site());
     let g = Gen::new(p, b, input.input_strides);
 
     let Entry {
@@ -1159,30 +1190,22 @@ pub fn generate(input: &Input) -> TokenStream {
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
-    let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
-    let extra = &input.extra;
-    quote! {
-        #cfg
-        #(#attrs)*
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all)]
-        #vis fn #name(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {
-            // Short names for what the loop nests use most.
-            use ::core::cmp::{max as __max, min as __min};
-            use ::pipeline::rt::simd as __simd;
-            use ::pipeline::rt::simd::{Arith as __A, Bits as __B, Level as _};
-            use ::pipeline::rt::alloc as __alloc;
-            #(#prologue)*
-            if true #(&& #empty_checks)* {
-                return ::core::result::Result::Ok(());
-            }
-            let __s: [i64; #nsyms] = #name::__bounds(#(#bounds_args),*);
-            #(#checks)*
-            #body
+    let params = quote!(#(#params),*);
+    let entry_body = quote! {
+        // Short names for what the loop nests use most.
+        use ::core::cmp::{max as __max, min as __min};
+        use ::pipeline::rt::simd as __simd;
+        use ::pipeline::rt::simd::{Arith as __A, Bits as __B, Level as _};
+        use ::pipeline::rt::alloc as __alloc;
+        #(#prologue)*
+        if true #(&& #empty_checks)* {
+            return ::core::result::Result::Ok(());
         }
-
-        #cfg
-        #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all, dead_code)]
-        #vis mod #name {
+        let __s: [i64; #nsyms] = #name::__bounds(#(#bounds_args),*);
+        #(#checks)*
+        #body
+    };
+    let items = quote! {
             use ::core::cmp::{max as __max, min as __min};
 
             #[doc = #doc_shape]
@@ -1210,10 +1233,8 @@ pub fn generate(input: &Input) -> TokenStream {
                 #(#bounds_body)*
                 __s
             }
-
-            #extra
-        }
-    }
+    };
+    [params, entry_body, items]
 }
 
 /// Whether a loop of `s` is vectorized.
