@@ -311,11 +311,17 @@ pub fn expand_with_cache(
     expand_with_options(input, cache, ExpandOptions::default())
 }
 
-/// What the macro generates besides each pipeline's CPU entry.
+/// What the macro generates besides each pipeline's CPU entry, and how it
+/// hands its code over.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExpandOptions {
     /// `NAME::cuda`, the GPU entry (`pipeline`'s `cuda` feature).
     pub cuda: bool,
+    /// The compiler's lexer, where the macro runs inside the compiler: the
+    /// bulk of the generated code is then handed to it as text where that
+    /// is faster (`codegen::rust::text`). pipeline-core itself never
+    /// touches `proc_macro`.
+    pub lex: Option<codegen::rust::Lexer>,
 }
 
 /// [`expand_with_cache`] with options.
@@ -523,6 +529,7 @@ fn expand_here(
                         kernels: kernel_levels,
                         cfg,
                         extra,
+                        lex: options.lex,
                     })
                 },
             );

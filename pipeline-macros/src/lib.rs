@@ -17,6 +17,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
     // its GPU entry, `NAME::cuda`.
     let options = pipeline_core::ExpandOptions {
         cuda: cfg!(feature = "cuda"),
+        lex: Some(lex),
     };
     let out: TokenStream = pipeline_core::expand_with_options(input.into(), cache, options).into();
     // The whole expansion, token conversions across the compiler's bridge
@@ -31,4 +32,9 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
         );
     }
     out
+}
+
+/// The compiler's lexer, for code the macro hands over as text.
+fn lex(text: &str) -> Option<proc_macro2::TokenStream> {
+    text.parse::<TokenStream>().ok().map(Into::into)
 }

@@ -60,7 +60,13 @@ pub struct Input<'a> {
     pub cfg: Option<TokenStream>,
     /// More items of the pipeline's module (its CUDA entry).
     pub extra: TokenStream,
+    /// The compiler's lexer, to hand code over as text ([`text`]).
+    pub lex: Option<Lexer>,
 }
+
+/// A lexer of Rust source into tokens of the compiler, where the macro runs
+/// inside it: `None` where the text does not lex.
+pub type Lexer = fn(&str) -> Option<TokenStream>;
 
 pub(crate) fn rust_type(t: Type) -> TokenStream {
     let id = Ident::new(t.name(), Span::call_site());
@@ -1076,7 +1082,8 @@ impl<'a> Gen<'a> {
 pub fn generate(input: &Input) -> TokenStream {
     let cp = input.checked;
     let (name, vis, attrs) = (&cp.ident, &cp.vis, &cp.attrs);
-    let [params, body, items] = text::built_as_text(|| generate_parts(input)).map(Frag::new);
+    let [params, body, items] =
+        text::built_as_text(input.lex, || generate_parts(input)).map(Frag::new);
     let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
     let extra = &input.extra;
     quote! {

@@ -14,21 +14,22 @@
 //! visibility and attributes, whose spans errors and editors point at)
 //! stays out of the text either way.
 
-extern crate proc_macro;
-
+use super::Lexer;
 use proc_macro2::TokenStream;
 
-/// The token streams `f` makes, in the current tokens: inside a proc macro
-/// where this crate is optimized, made in proc-macro2's own tokens and
-/// lexed by the compiler from their text; elsewhere (outside a proc
-/// macro the tokens are proc-macro2's own anyway) made as they are.
+/// The token streams `f` makes, in the current tokens: with the
+/// compiler's lexer `lex` (inside a proc macro) where this crate is
+/// optimized, made in proc-macro2's own tokens and lexed by the compiler
+/// from their text; elsewhere made as they are.
 pub(crate) fn built_as_text<const N: usize>(
+    lex: Option<Lexer>,
     f: impl FnOnce() -> [TokenStream; N],
 ) -> [TokenStream; N] {
-    if cfg!(pipeline_optimized) && proc_macro::is_available() {
-        own_tokens(|| f().map(|t| t.to_string())).map(|t| compiler_tokens(&t))
-    } else {
-        f()
+    match lex {
+        Some(lex) if cfg!(pipeline_optimized) => {
+            own_tokens(|| f().map(|t| t.to_string())).map(|t| compiler_tokens(lex, &t))
+        }
+        _ => f(),
     }
 }
 
@@ -52,21 +53,61 @@ fn own_tokens<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// `text`, printed by [`own_tokens`]' tokens, as the compiler's tokens,
-/// lexed by the compiler (proc-macro2's own parse would lex it twice,
-/// first to check it).
-fn compiler_tokens(text: &str) -> TokenStream {
-    let lexed = text
-        .parse::<proc_macro::TokenStream>()
-        .map(TokenStream::from);
+/// `text`, printed by [`own_tokens`]' tokens, lexed by the compiler
+/// (proc-macro2's own parse would lex it twice, first to check it).
+fn compiler_tokens(lex: Lexer, text: &str) -> TokenStream {
+    let lexed = lex(text);
     match lexed {
-        Ok(tokens) => tokens,
+        Some(tokens) => tokens,
         // Printed tokens always lex again: a failure is the emitter's bug,
         // reported where the macro is invoked rather than as a panic.
-        Err(e) => syn::Error::new(
+        None => syn::Error::new(
             proc_macro2::Span::call_site(),
-            format!("pipeline: internal error, generated code does not lex again ({e}); please report it"),
+            "pipeline: internal error, the generated code does not lex again; please report it",
         )
         .to_compile_error(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn lex(text: &str) -> Option<TokenStream> {
+        text.parse().ok()
+    }
+
+    /// Code handed over as text is the same code; without a lexer it is
+    /// handed over as it is.
+    #[test]
+    fn code_handed_over_as_text_is_the_same_code() {
+        let make = || {
+            [
+                quote!(let __x: i64 = -3i64.wrapping_add(0x10); x..=y),
+                quote!(
+                    #[inline(always)]
+                    || {
+                        a::<u8, 2>(&b[..], "s\"t", 'c', 0.25f32)?;
+                    }
+                ),
+            ]
+        };
+        let want = make().map(|t| t.to_string());
+        for lexer in [Some(lex as Lexer), None] {
+            let got = built_as_text(lexer, make).map(|t| t.to_string());
+            assert_eq!(got, want);
+        }
+    }
+
+    /// Text the compiler cannot lex is an error at the invocation, not a
+    /// panic.
+    #[test]
+    fn text_that_does_not_lex_is_a_compile_error() {
+        if !cfg!(pipeline_optimized) {
+            return;
+        }
+        let [got] = built_as_text(Some(|_| None), || [quote!(a b c)]);
+        assert!(got.to_string().contains("compile_error"), "{got}");
     }
 }
