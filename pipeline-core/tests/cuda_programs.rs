@@ -469,7 +469,7 @@ fn vector_lanes_read_windows_and_write_at_once() {
 /// column) is indexed by a mask, not a 64-bit remainder.
 #[test]
 fn a_folded_buffer_in_a_kernel_is_indexed_by_a_mask() {
-    let sliding = blur_emitted(10);
+    let sliding = blur_emitted(11);
     assert!(sliding.contains("& (I)3)"), "{sliding}");
 }
 
@@ -479,7 +479,7 @@ fn a_folded_buffer_in_a_kernel_is_indexed_by_a_mask() {
 /// rows of `blur_x`) differs from the next ones (1 row) at compile time.
 #[test]
 fn a_column_of_constant_length_in_a_thread_is_unrolled() {
-    let sliding = blur_emitted(11);
+    let sliding = blur_emitted(12);
     assert!(
         sliding.contains("#pragma unroll\n")
             && sliding.contains("__l1_0_yii <= ((int64_t)7ull); __l1_0_yii++)"),

@@ -92,10 +92,11 @@ pub const BLUR: &str = "fn blur(input: Image<u16, 2>) -> Image<u16, 2> {
 /// threads, on threads of their own, and per iteration of a serial loop
 /// inside the blocks; vector lanes of a thread whose loads are all
 /// clamped (their values computed before the guarded stores), eight a
-/// thread (16 bytes), and reading a tile in shared memory; and a
+/// thread (16 bytes), reading a tile in shared memory, and three a thread
+/// (accesses of two); and a
 /// column of points a thread with `blur_x` sliding down it, in a folded
 /// buffer of the thread's own (4 points, and 8: a loop fully unrolled).
-pub const BLUR_SCHEDULES: [&str; 12] = [
+pub const BLUR_SCHEDULES: [&str; 13] = [
     "blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
      out.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);",
     "blur_x.compute_inline();
@@ -116,6 +117,8 @@ pub const BLUR_SCHEDULES: [&str; 12] = [
      out.gpu_tile(x, y, xo, yo, xi, yi, 64, 4).vectorize(xi, 8);",
     "blur_x.compute_at(out, xo);
      out.gpu_tile(x, y, xo, yo, xi, yi, 64, 4).vectorize(xi, 4);",
+    "blur_x.compute_inline();
+     out.gpu_tile(x, y, xo, yo, xi, yi, 12, 4).vectorize(xi, 3);",
     "blur_x.store_at(out, xi).compute_at(out, yii);
      out.split(x, xo, xi, 16).split(y, yo, yt, 16).split(yt, yi, yii, 4)
         .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);",
