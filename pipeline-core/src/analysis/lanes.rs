@@ -137,10 +137,21 @@ pub(crate) fn closed(e: &Expr) -> bool {
 /// Calls `f` on the nodes of `e` that every lane evaluates: all but those
 /// under a `select`'s branches.
 pub(crate) fn visit_every_lane<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    visit_evaluated(e, false, f)
+}
+
+/// Calls `f` on the nodes of `e` that every evaluation of `e` evaluates:
+/// all but those under a `select`'s branches and, where `&&` and `||`
+/// short-circuit (`short_circuit`: the CUDA emitter's C++), their second
+/// operands. A load there may be out of range where it is not evaluated.
+pub(crate) fn visit_evaluated<'e>(e: &'e Expr, short_circuit: bool, f: &mut impl FnMut(&'e Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Select(c, _, _) => visit_every_lane(c, f),
-        _ => e.for_each_child(|c| visit_every_lane(c, f)),
+        ExprKind::Select(c, _, _) => visit_evaluated(c, short_circuit, f),
+        ExprKind::Binary(BinOp::And | BinOp::Or, a, _) if short_circuit && e.ty == Type::Bool => {
+            visit_evaluated(a, short_circuit, f)
+        }
+        _ => e.for_each_child(|c| visit_evaluated(c, short_circuit, f)),
     }
 }
 

@@ -5,14 +5,14 @@
 //! read once, as a window of elements; and wherever a window's or the
 //! store's addresses turn out contiguous and aligned at run time (an
 //! image's interior, rows of a dense buffer), they are read and written
-//! in accesses of 4, 8 or 16 bytes. A thread then issues a quarter or
-//! less of the memory instructions and keeps more bytes in flight, which
-//! is what a memory-bound kernel needs to approach the device's
-//! bandwidth. Elsewhere (an edge where a clamp repeats a coordinate, odd
+//! in accesses of 4, 8 or 16 bytes, one where each element took one: more
+//! bytes in flight a thread, which a memory-bound kernel needs to
+//! approach the device's bandwidth (not yet measured on a GPU). Elsewhere (an edge where a clamp repeats a coordinate, odd
 //! strides) the same elements are read one by one.
 
 use super::kernel::residual;
 use super::*;
+use crate::analysis::lanes::visit_evaluated;
 use crate::lower::loops::linear_difference;
 
 /// The most bytes one access moves (a `uint4`).
@@ -23,9 +23,8 @@ const MAX_WINDOW_BYTES: i128 = 256;
 
 /// A lane loop's body: bindings around one store, under a guard or not.
 struct Body<'s> {
-    /// The lanes' loop, its C++ name and its last lane.
+    /// The lanes' loop and its last lane.
     var: &'s LoopVar,
-    v: String,
     last: i128,
     bindings: Vec<&'s Stmt>,
     guard: Option<&'s Expr>,
@@ -57,7 +56,6 @@ fn body_of<'s>(s: &'s Stmt, var: &'s LoopVar, last: i128) -> Option<Body<'s>> {
     };
     Some(Body {
         var,
-        v: names::loop_var(var),
         last,
         bindings,
         guard,
@@ -69,6 +67,11 @@ fn body_of<'s>(s: &'s Stmt, var: &'s LoopVar, last: i128) -> Option<Body<'s>> {
 }
 
 impl Body<'_> {
+    /// The lanes' loop variable in C++.
+    fn v(&self) -> String {
+        names::loop_var(self.var)
+    }
+
     /// `e` with the coordinates and symbols the bindings give in terms of
     /// loops.
     fn resolved(&self, e: &Expr) -> Expr {
@@ -95,15 +98,15 @@ impl Body<'_> {
         })
     }
 
-    /// How much `e` grows from one lane (of loop `v`) to the next, where
-    /// that is a constant.
-    fn step(&self, e: &Expr, v: &LoopVar) -> Option<i128> {
+    /// How much `e` grows from one lane to the next, where that is a
+    /// constant.
+    fn step(&self, e: &Expr) -> Option<i128> {
         let at = self.resolved(e);
         let next = at.with_loop(
-            v,
+            self.var,
             &Expr::binary(
                 BinOp::Add,
-                Expr::new(ExprKind::Loop(v.clone()), Type::I64),
+                Expr::new(ExprKind::Loop(self.var.clone()), Type::I64),
                 Expr::i64(1),
             ),
         );
@@ -145,11 +148,11 @@ fn split_clamp(arg: &Expr) -> (Option<(BoundaryMode, Expr, Expr)>, &Expr) {
     }
 }
 
-/// The windows of `value`'s loads under `body`'s bindings, for `lanes`
-/// lanes of loop `v` (loads that fit none are left as they are).
-fn windows(body: &Body, v: &LoopVar, lanes: i128) -> Vec<Window> {
+/// The windows of the loads of `body`'s value that every lane evaluates
+/// (loads that fit none are left as they are).
+fn windows(body: &Body) -> Vec<Window> {
     let mut found: Vec<Window> = Vec::new();
-    every_time(body.value, &mut |n| {
+    visit_evaluated(body.value, true, &mut |n| {
         let ExprKind::Load { args, .. } = &n.kind else {
             return;
         };
@@ -160,10 +163,10 @@ fn windows(body: &Body, v: &LoopVar, lanes: i128) -> Vec<Window> {
             return;
         }
         let (clamp, inner) = split_clamp(&args[0]);
-        let Some(step) = body.step(inner, v).filter(|s| (1..=4).contains(s)) else {
+        let Some(step) = body.step(inner).filter(|s| (1..=4).contains(s)) else {
             return;
         };
-        if args[1..].iter().any(|a| body.step(a, v) != Some(0)) {
+        if args[1..].iter().any(|a| body.step(a) != Some(0)) {
             return;
         }
         let same = |w: &Window| {
@@ -204,27 +207,10 @@ fn windows(body: &Body, v: &LoopVar, lanes: i128) -> Vec<Window> {
         let lo = w.members.iter().map(|m| m.1).min().unwrap_or(0);
         let hi = w.members.iter().map(|m| m.1).max().unwrap_or(0);
         w.lo = lo;
-        w.len = w.step * (lanes - 1) + hi - lo + 1;
+        w.len = w.step * body.last + hi - lo + 1;
     }
     found.retain(|w| w.len <= MAX_WINDOW && w.len * elem_bytes(w.load.ty) <= MAX_WINDOW_BYTES);
     found
-}
-
-/// Visits the nodes of `e` that every evaluation of `e` evaluates: not
-/// the branches of a selection, nor the second operand of `&&` and `||`
-/// (the C++ evaluates those only where needed, and a load there may be
-/// out of range where it is not).
-fn every_time<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
-    crate::deep(|| {
-        f(e);
-        match &e.kind {
-            ExprKind::Select(c, _, _) => every_time(c, f),
-            ExprKind::Binary(BinOp::And | BinOp::Or, a, _) if e.ty == Type::Bool => {
-                every_time(a, f)
-            }
-            _ => e.for_each_child(|c| every_time(c, f)),
-        }
-    })
 }
 
 fn elem_bytes(t: Type) -> i128 {
@@ -255,7 +241,7 @@ impl Program<'_> {
         inner: impl FnOnce(&mut Self, &mut String, &str),
     ) {
         let pad = "  ".repeat(depth);
-        let (v, last) = (&body.v, body.last);
+        let (v, last) = (body.v(), body.last);
         match lane {
             Some(l) => {
                 let _ = writeln!(out, "{pad}{{ const I {v} = {l};");
@@ -341,11 +327,10 @@ impl Program<'_> {
     /// else lane by lane, each under `guard`.
     fn lanes_at_once(&mut self, b: &Body, guard: Option<&Expr>, out: &mut String, depth: usize) {
         let pad = "  ".repeat(depth);
-        let (v, var, last) = (&b.v, b.var, b.last);
-        let lanes = last + 1;
+        let (v, lanes) = (&b.v(), b.last + 1);
         let ty = self.p().funcs[b.func].ty;
         let c_ty = buffer_type(ty);
-        let windows = windows(b, var, lanes);
+        let windows = windows(b);
         let _ = writeln!(out, "{pad}{{ {c_ty} __lane[{lanes}];");
         for (k, w) in windows.iter().enumerate() {
             let _ = writeln!(out, "{pad}  {} __w{k}[{}];", buffer_type(w.load.ty), w.len);
@@ -353,7 +338,7 @@ impl Program<'_> {
         if !windows.is_empty() {
             self.in_lane(b, Some("0"), out, depth + 1, |p, out, ipad| {
                 for (k, w) in windows.iter().enumerate() {
-                    p.fill_window(b, w, k, lanes, out, ipad);
+                    p.fill_window(b, w, k, out, ipad);
                 }
             });
         }
@@ -388,15 +373,7 @@ impl Program<'_> {
     /// elements that one access covers at an aligned point of the store
     /// (or of the first lane's load) at once where its addresses are
     /// contiguous and aligned, the rest one by one.
-    fn fill_window(
-        &self,
-        b: &Body,
-        w: &Window,
-        k: usize,
-        lanes: i128,
-        out: &mut String,
-        pad: &str,
-    ) {
+    fn fill_window(&self, b: &Body, w: &Window, k: usize, out: &mut String, pad: &str) {
         let ExprKind::Load { source, args, site } = &w.load.kind else {
             unreachable!("a window's load")
         };
@@ -437,7 +414,7 @@ impl Program<'_> {
         };
         let mut used = vec![false; w.len as usize];
         for (_, c) in &w.members {
-            for l in 0..lanes {
+            for l in 0..=b.last {
                 used[(w.step * l + c - w.lo) as usize] = true;
             }
         }
@@ -492,13 +469,13 @@ impl Program<'_> {
     /// and aligned (and, under a `guard`, `__all` holds); else lane by lane.
     fn store_lanes(&mut self, b: &Body, guard: Option<&Expr>, out: &mut String, depth: usize) {
         let pad = "  ".repeat(depth);
-        let (v, var, last) = (&b.v, b.var, b.last);
+        let (v, last) = (b.v(), b.last);
         let lanes = last + 1;
         let ty = self.p().funcs[b.func].ty;
         let f = b.func;
         let dense = !b.args.is_empty()
-            && b.step(&b.args[0], var) == Some(1)
-            && b.args[1..].iter().all(|a| b.step(a, var) == Some(0));
+            && b.step(&b.args[0]) == Some(1)
+            && b.args[1..].iter().all(|a| b.step(a) == Some(0));
         let access =
             access_elems(ty, lanes).filter(|n| dense && ty != Type::Bool && lanes % n == 0);
         if let Some(n) = access {
