@@ -1077,8 +1077,7 @@ impl<'a> Gen<'a> {
 /// parameters and body, the module's items) is built in proc-macro2's own
 /// tokens and handed to the compiler as text, which it lexes in one call
 /// where that is faster ([`text::built_as_text`]); the shell around it,
-/// with the user's name,
-/// visibility and attributes, keeps their spans.
+/// with the user's name, visibility and attributes, keeps their spans.
 pub fn generate(input: &Input) -> TokenStream {
     let cp = input.checked;
     let (name, vis, attrs) = (&cp.ident, &cp.vis, &cp.attrs);
