@@ -30,64 +30,62 @@ use pipeline::{pipeline, Buffer, Element, Error};
 use std::time::Instant;
 
 pipeline! {
-    pub fn blur_root(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
+    /// The 3x3 blur every `blur_*` pipeline computes, each under its own
+    /// GPU schedule (its funcs: `out` and `out.blur_x`).
+    fn blur3(c: Func) -> Func {
         blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
         out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
         out
     }
+
+    pub fn blur_root(input: Image<u16, 2>) -> Image<u16, 2> {
+        let out = blur3(input.clamp_edge());
+        out
+    }
     schedule blur_root for cuda {
-        blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        out.blur_x.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
     pub fn blur_shared(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
-        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        let out = blur3(input.clamp_edge());
         out
     }
     schedule blur_shared for cuda {
-        blur_x.compute_at(out, xo);
+        out.blur_x.compute_at(out, xo);
         out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 
     pub fn blur_wide(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
-        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        let out = blur3(input.clamp_edge());
         out
     }
     schedule blur_wide for cuda {
         // One kernel, four neighbouring points a thread: more loads in
         // flight for the memory to serve.
-        blur_x.compute_inline();
+        out.blur_x.compute_inline();
         out.gpu_tile(x, y, xo, yo, xi, yi, 128, 8).vectorize(xi, 4);
     }
 
     pub fn blur_vec(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
-        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        let out = blur3(input.clamp_edge());
         out
     }
     schedule blur_vec for cuda {
         // One kernel, eight neighbouring points a thread: each row's eight
         // read and the eight results written in one 16-byte access.
-        blur_x.compute_inline();
+        out.blur_x.compute_inline();
         out.gpu_tile(x, y, xo, yo, xi, yi, 256, 8).vectorize(xi, 8);
     }
 
     pub fn blur_slide(input: Image<u16, 2>) -> Image<u16, 2> {
-        let c = input.clamp_edge();
-        blur_x(x, y) = (c(x - 1, y) as u32 + c(x, y) as u32 + c(x + 1, y) as u32) / 3;
-        out(x, y) = ((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3) as u16;
+        let out = blur3(input.clamp_edge());
         out
     }
     schedule blur_slide for cuda {
         // Each thread a column of 8 points: `blur_x` slides down it, one
         // new row a point (10 rows for 8 points where blur_wide computes 24).
-        blur_x.store_at(out, xi).compute_at(out, yii);
+        out.blur_x.store_at(out, xi).compute_at(out, yii);
         out.split(x, xo, xi, 32).split(y, yo, yt, 64).split(yt, yi, yii, 8)
             .reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo).gpu_threads(xi, yi);
     }
