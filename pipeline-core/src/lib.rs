@@ -446,7 +446,7 @@ fn expand_here(
         // why there is none. A `for cuda` block that cannot be honoured is
         // the user's error, with the `cuda` feature or without.
         let mut gpu_program_of = None;
-        let mut extra = TokenStream::new();
+        let mut extra = codegen::code::Code::new();
         if options.cuda || gpu_block.is_some() {
             let gpu = gpu_program(c, *gpu_block);
             match (gpu, gpu_block) {

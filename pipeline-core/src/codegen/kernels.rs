@@ -24,10 +24,10 @@
 //! `PIPELINE_KERNELS` at build time chooses others; a processor runs the
 //! highest kernel its level reaches.
 
+use super::code::{unsuffixed_lit, word, Code};
 use crate::analysis::bounds::BoundsProgram;
 use crate::ir::Pipeline;
-use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use pipeline_code::code;
 
 use super::rust::rust_type;
 
@@ -136,44 +136,41 @@ pub enum Vectors {
 pub fn kernels(
     p: &Pipeline,
     b: &BoundsProgram,
-    body: &TokenStream,
+    body: &Code,
     vectors: Vectors,
     levels: KernelLevels,
     input_stride0: &[usize],
-) -> TokenStream {
-    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
-    let mut params = vec![quote!(__s: [i64; #nsyms])];
-    let mut args = vec![quote!(__s)];
+) -> Code {
+    let nsyms = unsuffixed_lit!(b.syms.len().max(1));
+    let mut params = vec![code!(__s: [i64; #nsyms])];
+    let mut args = vec![code!(__s)];
     for (i, inp) in p.inputs.iter().enumerate() {
-        let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
-        let v = format_ident!("__in{}", i);
-        params.push(quote!(#v: ::pipeline::View<'_, #ty, #n>));
-        args.push(quote!(#v));
+        let (ty, n) = (rust_type(inp.ty), unsuffixed_lit!(inp.dims));
+        let v = word!("__in{}", i);
+        params.push(code!(#v: ::pipeline::View<'_, #ty, #n>));
+        args.push(code!(#v));
         for d in 0..inp.dims {
-            for v in [
-                format_ident!("__in{}_min{}", i, d),
-                format_ident!("__in{}_ext{}", i, d),
-            ] {
-                params.push(quote!(#v: i32));
-                args.push(quote!(#v));
+            for v in [word!("__in{}_min{}", i, d), word!("__in{}_ext{}", i, d)] {
+                params.push(code!(#v: i32));
+                args.push(code!(#v));
             }
         }
     }
     for (i, par) in p.params.iter().enumerate() {
-        let (v, ty) = (format_ident!("__p{}", i), rust_type(par.ty));
-        params.push(quote!(#v: #ty));
-        args.push(quote!(#v));
+        let (v, ty) = (word!("__p{}", i), rust_type(par.ty));
+        params.push(code!(#v: #ty));
+        args.push(code!(#v));
     }
     for (k, &f) in p.outputs.iter().enumerate() {
         let func = &p.funcs[f];
-        let (ty, n) = (rust_type(func.ty), Literal::usize_unsuffixed(func.dims()));
-        let v = format_ident!("__out{}", k);
-        params.push(quote!(mut #v: ::pipeline::ViewMut<'_, #ty, #n>));
-        args.push(quote!(#v));
+        let (ty, n) = (rust_type(func.ty), unsuffixed_lit!(func.dims()));
+        let v = word!("__out{}", k);
+        params.push(code!(mut #v: ::pipeline::ViewMut<'_, #ty, #n>));
+        args.push(code!(#v));
     }
-    let result = quote!(::core::result::Result<(), ::pipeline::Error>);
+    let result = code!(::core::result::Result<(), ::pipeline::Error>);
     if vectors == Vectors::None {
-        return quote! {
+        return code! {
             fn __kernel(#(#params),*) -> #result {
                 let __isa = ::pipeline::rt::simd::Scalar;
                 #body
@@ -186,7 +183,7 @@ pub fn kernels(
     // instance for the level's token, whose `outline` (each stage) and
     // `run` (each slab of a parallel loop, in `rt::par_slabs`) compile the
     // loop nests with the level's features.
-    let kernel = quote! {
+    let kernel = code! {
         fn __kernel<I: ::pipeline::rt::simd::Level>(__isa: I, #(#params),*) -> #result {
             #body
             ::core::result::Result::Ok(())
@@ -205,13 +202,13 @@ pub fn kernels(
         .collect();
     // `only:LEVEL`: the kernel that LEVEL runs and nothing else; below its
     // level the call is an error, not the scalar kernel.
-    let mut scalar_fallback = quote!(__kernel(::pipeline::rt::simd::Scalar, #(#args),*));
+    let mut scalar_fallback = code!(__kernel(::pipeline::rt::simd::Scalar, #(#args),*));
     if let Some(l) = levels.only {
         own.retain(|&k| k < l);
         own.drain(..own.len().saturating_sub(1));
         if let Some(&k) = own.first() {
             let (pipeline, kernel) = (&p.name, X86_LEVELS[k].0);
-            scalar_fallback = quote! {
+            scalar_fallback = code! {
                 ::core::result::Result::Err(::pipeline::Error::KernelUnavailable {
                     pipeline: #pipeline,
                     kernel: #kernel,
@@ -225,13 +222,10 @@ pub fn kernels(
     let mut arms = Vec::new();
     for (level, (_, variant)) in X86_LEVELS.iter().enumerate() {
         if let Some(&k) = own.iter().rev().find(|&&k| k <= level) {
-            let (token, variant) = (
-                format_ident!("{}", X86_LEVELS[k].1),
-                format_ident!("{}", variant),
-            );
+            let (token, variant) = (word!("{}", X86_LEVELS[k].1), word!("{}", variant));
             // SAFETY: `isa()` reports only levels the processor supports, and
             // each level has the features of every level below it.
-            arms.push(quote! {
+            arms.push(code! {
                 #[cfg(target_arch = "x86_64")]
                 ::pipeline::rt::Isa::#variant => __kernel(
                     unsafe { ::pipeline::rt::simd::#token::new_unchecked() },
@@ -248,9 +242,9 @@ pub fn kernels(
         if input_stride0[i] != 1 {
             continue;
         }
-        let (v, copy) = (format_ident!("__in{}", i), format_ident!("__copy_in{}", i));
+        let (v, copy) = (word!("__in{}", i), word!("__copy_in{}", i));
         let name = &inp.name;
-        dense_inputs.push(quote! {
+        dense_inputs.push(code! {
             let mut #copy = ::core::option::Option::None;
             let #v = ::pipeline::rt::dense_input(#pipeline, #name, #v, &mut #copy)?;
         });
@@ -259,23 +253,20 @@ pub fn kernels(
     let mut targets = Vec::new();
     let mut finish = Vec::new();
     for (k, &f) in p.outputs.iter().enumerate() {
-        let (v, dense) = (
-            format_ident!("__out{}", k),
-            format_ident!("__dense_out{}", k),
-        );
+        let (v, dense) = (word!("__out{}", k), word!("__dense_out{}", k));
         let name = &p.funcs[f].name;
-        dense_outputs.push(quote! {
+        dense_outputs.push(code! {
             let mut #dense = ::pipeline::rt::dense_output(#pipeline, #name, &#v)?;
         });
-        targets.push(quote! {
+        targets.push(code! {
             let #v = match &mut #dense {
                 ::core::option::Option::Some(__d) => __d.view_mut().with_origin(#v.origin()),
                 ::core::option::Option::None => #v.reborrow(),
             };
         });
-        finish.push(quote!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
+        finish.push(code!(::pipeline::rt::finish_dense_output(&mut #v, &#dense)?;));
     }
-    quote! {
+    code! {
         #kernel
         // Not generic (unlike the entry, whose arguments are `impl AsView`),
         // so the kernels are compiled with the crate that defines the

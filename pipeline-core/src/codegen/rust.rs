@@ -20,6 +20,7 @@ mod vector;
 
 pub use cuda_entry::cuda_entry;
 
+use super::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
 use super::kernels::{kernels, KernelLevels, Vectors};
 use super::names;
 pub use super::names::sanitize;
@@ -31,9 +32,10 @@ use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
 use entry::{entry, Entry};
-use frag::{parenthesized, Frag};
-use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote};
+use frag::Frag;
+use pipeline_code::code;
+use proc_macro2::TokenStream;
+use quote::quote;
 
 /// Everything the generator needs about one lowered pipeline.
 pub struct Input<'a> {
@@ -59,7 +61,7 @@ pub struct Input<'a> {
     /// the cache is for one `target_arch`), or none.
     pub cfg: Option<TokenStream>,
     /// More items of the pipeline's module (its CUDA entry).
-    pub extra: TokenStream,
+    pub extra: Code,
     /// The compiler's lexer, to hand code over as text ([`text`]).
     pub lex: Option<Lexer>,
 }
@@ -68,83 +70,82 @@ pub struct Input<'a> {
 /// inside it: `None` where the text does not lex.
 pub type Lexer = fn(&str) -> Option<TokenStream>;
 
-pub(crate) fn rust_type(t: Type) -> TokenStream {
-    let id = Ident::new(t.name(), Span::call_site());
-    quote!(#id)
+pub(crate) fn rust_type(t: Type) -> Code {
+    Code::word(t.name())
 }
 
 /// The element type of a func's buffer: its own, but for `bool`, which is
 /// stored as a byte of 0 or 1 (`bool` is no `pipeline::Element`: not every
 /// byte is a `bool`).
-pub(super) fn buffer_type(t: Type) -> TokenStream {
+pub(super) fn buffer_type(t: Type) -> Code {
     match t {
-        Type::Bool => quote!(u8),
+        Type::Bool => code!(u8),
         _ => rust_type(t),
     }
 }
 
 /// `value`, of type `t`, as its func's buffer stores it.
-pub(super) fn to_buffer(t: Type, value: TokenStream) -> TokenStream {
+pub(super) fn to_buffer(t: Type, value: Code) -> Code {
     match t {
-        Type::Bool => quote!(((#value) as u8)),
+        Type::Bool => code!(((#value) as u8)),
         _ => value,
     }
 }
 
 /// `value`, read from a buffer of type `t`'s func, as a `t`.
-pub(super) fn from_buffer(t: Type, value: TokenStream) -> TokenStream {
+pub(super) fn from_buffer(t: Type, value: Code) -> Code {
     match t {
-        Type::Bool => quote!((#value != 0u8)),
+        Type::Bool => code!((#value != 0u8)),
         _ => value,
     }
 }
 
-pub(super) fn int_lit(t: Type, v: i128) -> TokenStream {
+pub(super) fn int_lit(t: Type, v: i128) -> Code {
     let lit = match t {
-        Type::Bool => return if v != 0 { quote!(true) } else { quote!(false) },
-        Type::U8 => Literal::u8_suffixed(v as u8),
-        Type::U16 => Literal::u16_suffixed(v as u16),
-        Type::U32 => Literal::u32_suffixed(v as u32),
-        Type::U64 => Literal::u64_suffixed(v as u64),
-        Type::I8 => Literal::i8_suffixed(v.unsigned_abs() as i8),
-        Type::I16 => Literal::i16_suffixed(v.unsigned_abs() as i16),
-        Type::I32 => Literal::i32_suffixed(v.unsigned_abs() as i32),
-        Type::I64 => Literal::i64_suffixed(v.unsigned_abs() as i64),
+        Type::Bool => return if v != 0 { code!(true) } else { code!(false) },
+        Type::U8 => suffixed_lit!(u8, v as u8),
+        Type::U16 => suffixed_lit!(u16, v as u16),
+        Type::U32 => suffixed_lit!(u32, v as u32),
+        Type::U64 => suffixed_lit!(u64, v as u64),
+        Type::I8 => suffixed_lit!(i8, v.unsigned_abs() as i8),
+        Type::I16 => suffixed_lit!(i16, v.unsigned_abs() as i16),
+        Type::I32 => suffixed_lit!(i32, v.unsigned_abs() as i32),
+        Type::I64 => suffixed_lit!(i64, v.unsigned_abs() as i64),
         Type::F32 | Type::F64 => unreachable!("int_lit of a float type"),
     };
     // The magnitude of MIN does not fit its type: write it as MIN.
     if t.is_signed() && v == t.int_min() {
         let ty = rust_type(t);
-        return quote!(#ty::MIN);
+        return code!(#ty::MIN);
     }
     if v < 0 {
-        quote!((-#lit))
+        code!((-#lit))
     } else {
-        quote!(#lit)
+        code!(#lit)
     }
 }
 
-pub(super) fn float_lit(t: Type, v: f64) -> TokenStream {
+pub(super) fn float_lit(t: Type, v: f64) -> Code {
     let ty = rust_type(t);
     if v.is_nan() {
-        return quote!(#ty::NAN);
+        return code!(#ty::NAN);
     }
     if v.is_infinite() {
         return if v > 0.0 {
-            quote!(#ty::INFINITY)
+            code!(#ty::INFINITY)
         } else {
-            quote!(#ty::NEG_INFINITY)
+            code!(#ty::NEG_INFINITY)
         };
     }
     let lit = if t == Type::F32 {
-        Literal::f32_suffixed((v as f32).abs())
+        suffixed_lit!(f32, (v as f32).abs())
     } else {
-        Literal::f64_suffixed(v.abs())
+        suffixed_lit!(f64, v.abs())
     };
     if v.is_sign_negative() {
-        quote!((-#lit))
+        code!((-#lit))
     } else {
-        quote!(#lit)
+        code!(#lit)
     }
 }
 
@@ -156,7 +157,7 @@ pub(super) struct Gen<'a> {
     /// shrinks back at the end of each loop).
     readable: std::cell::RefCell<captures::Readable>,
     /// The first coordinate of the buffer of each func allocated so far.
-    origins: std::cell::RefCell<HashMap<FuncId, TokenStream>>,
+    origins: std::cell::RefCell<HashMap<FuncId, Code>>,
     /// The storage folding of each func allocated so far.
     pub(super) folds: std::cell::RefCell<HashMap<FuncId, Vec<Option<i64>>>>,
     /// The funcs whose stage is being generated (innermost last).
@@ -165,10 +166,10 @@ pub(super) struct Gen<'a> {
     loop_depth: std::cell::Cell<usize>,
     /// Loads moved out of their loop (see [`Gen::hoist_loads`]), by node,
     /// and the local each one was bound to.
-    hoisted: std::cell::RefCell<HashMap<*const Expr, Ident>>,
+    hoisted: std::cell::RefCell<HashMap<*const Expr, Code>>,
     /// The values each enclosing loop hoisted ([`Gen::hoist_loads`]),
     /// innermost last, for [`Gen::hoisted_value`].
-    hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Ident)>>>,
+    hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Code)>>>,
     /// The widest vector, in bytes, that a vectorized loop was emitted with.
     pub(super) widest_vector: std::cell::Cell<usize>,
     /// Whether some vector loop loads at a stride of 3 or 4 in memory
@@ -189,7 +190,7 @@ pub(super) struct Gen<'a> {
     /// made once each: a symbol is named at every use, and making an
     /// identifier formats and checks its name (48K times for the 100-func
     /// chain; kept, its expansion took 1.5% fewer instructions).
-    names: std::cell::RefCell<HashMap<Named, Ident>>,
+    names: std::cell::RefCell<HashMap<Named, Code>>,
 }
 
 /// What [`Gen::named`] names.
@@ -204,9 +205,9 @@ pub(super) enum Named {
 /// needs no escaping, which (a character at a time, in the macro) was a
 /// measurable part of expanding a large pipeline, whose `LOWERED` text is
 /// hundreds of KB.
-fn raw_string(text: &str) -> Literal {
+fn raw_string(text: &str) -> Code {
     if text.contains('\r') {
-        return Literal::string(text);
+        return word!("{text:?}");
     }
     // More `#` than follow any `"` inside.
     let hashes = text
@@ -215,9 +216,7 @@ fn raw_string(text: &str) -> Literal {
         .max()
         .unwrap_or(0);
     let h = "#".repeat(hashes);
-    format!("r{h}\"{text}\"{h}")
-        .parse()
-        .unwrap_or_else(|_| Literal::string(text))
+    word!("r{h}\"{text}\"{h}")
 }
 
 /// The view that reads func `f`'s buffer: `__r{f}`.
@@ -237,31 +236,37 @@ pub(super) fn input_name(i: usize) -> String {
 }
 
 /// An identifier of the generated code.
-pub(super) fn ident(name: String) -> Ident {
-    Ident::new(&name, Span::call_site())
+pub(super) fn ident(name: String) -> Code {
+    Code::word(&name)
 }
 
 /// The name of the value of `let` binding `id`.
-pub(super) fn let_var(id: usize) -> TokenStream {
+pub(super) fn let_var(id: usize) -> Code {
     let v = ident(names::let_value(id));
-    quote!(#v)
+    code!(#v)
 }
 
 /// `let` binding `id` of `value` (of type `ty`) around `body`.
-pub(super) fn let_binding(
-    id: usize,
-    ty: Type,
-    value: TokenStream,
-    body: TokenStream,
-) -> TokenStream {
+pub(super) fn let_binding(id: usize, ty: Type, value: Code, body: Code) -> Code {
     let (v, vty) = (let_var(id), rust_type(ty));
-    let (value, body) = (Frag::new(value), Frag::new(body));
-    quote!({ let #v: #vty = #value; #body })
+    code!({ let #v: #vty = #value; #body })
 }
 
-fn sym(s: SymId) -> TokenStream {
-    let i = Literal::usize_unsuffixed(s);
-    quote!(__s[#i])
+fn sym(s: SymId) -> Code {
+    let i = unsuffixed_lit!(s);
+    code!(__s[#i])
+}
+
+/// `(x OP y)` for a comparison `op`.
+fn comparison(op: BinOp, x: &Code, y: &Code) -> Code {
+    match op {
+        BinOp::Eq => code!((#x == #y)),
+        BinOp::Ne => code!((#x != #y)),
+        BinOp::Lt => code!((#x < #y)),
+        BinOp::Le => code!((#x <= #y)),
+        BinOp::Gt => code!((#x > #y)),
+        _ => code!((#x >= #y)),
+    }
 }
 
 /// `code`, the scalar emitter's code of `e`, as an operand that binds
@@ -274,7 +279,7 @@ fn sym(s: SymId) -> TokenStream {
 /// and that crosses the bridge from the macro to the compiler: the
 /// 100-func chain had 8,000 around single names, then 6,000 around calls
 /// and groups.
-pub(super) fn operand(e: &Expr, code: TokenStream) -> TokenStream {
+pub(super) fn operand(e: &Expr, code: Code) -> Code {
     match e.kind {
         ExprKind::Load { .. } | ExprKind::Let { .. } => parenthesized(code),
         _ => code,
@@ -294,19 +299,19 @@ impl Gen<'_> {
     }
 
     /// A symbol: an element of the global bounds array, or a local.
-    fn sym(&self, s: SymId) -> TokenStream {
+    fn sym(&self, s: SymId) -> Code {
         if s < self.b.syms.len() {
             sym(s)
         } else {
             let id = self.named(Named::LocalSym(s));
-            quote!(#id)
+            code!(#id)
         }
     }
 
-    pub(super) fn writer(&self, f: FuncId) -> Ident {
+    pub(super) fn writer(&self, f: FuncId) -> Code {
         match self.p.outputs.iter().position(|&o| o == f) {
-            Some(k) if self.direct_outputs[k] => format_ident!("__out{}", k),
-            _ => format_ident!("__w{}", f),
+            Some(k) if self.direct_outputs[k] => word!("__out{}", k),
+            _ => word!("__w{}", f),
         }
     }
 
@@ -321,44 +326,30 @@ impl Gen<'_> {
     /// `[i64; N]` expression) from `view`, the view of `source`: a func's
     /// own buffer has stride 1 in dimension 0 (`load_unit`) and holds a
     /// `bool` as a byte.
-    pub(super) fn element_load(
-        &self,
-        source: Source,
-        ty: Type,
-        view: &Ident,
-        c: TokenStream,
-    ) -> TokenStream {
+    pub(super) fn element_load(&self, source: Source, ty: Type, view: &Code, c: Code) -> Code {
         let load = match source {
-            Source::Func(g) if !self.writes_caller_output(g) => quote!(load_unit),
-            _ => quote!(load),
+            Source::Func(g) if !self.writes_caller_output(g) => code!(load_unit),
+            _ => code!(load),
         };
         // SAFETY (of the generated block): bounds inference proved the
         // coordinate inside the region the entry checked for an input, or
         // allocated for a func; debug builds check it. The coordinate's
         // arithmetic is safe code; written inside the block, it saves the
         // `let` of a block around it, 7 tokens a load.
-        let c = Frag::new(c);
-        from_buffer(ty, quote!(unsafe { #view.#load(#c) }))
+        from_buffer(ty, code!(unsafe { #view.#load(#c) }))
     }
 
     /// The store of `v` (already as the buffer holds it) at `c` through
     /// writer `w` of func `f`: at stride 1 in dimension 0 into a buffer of
     /// its own (`store_unit`).
-    pub(super) fn element_store(
-        &self,
-        f: FuncId,
-        w: &Ident,
-        c: TokenStream,
-        v: TokenStream,
-    ) -> TokenStream {
-        let (c, v) = (Frag::new(c), Frag::new(v));
+    pub(super) fn element_store(&self, f: FuncId, w: &Code, c: Code, v: Code) -> Code {
         // SAFETY (of the generated block): every store lies in the region
         // allocated for its func (loop synthesis guarantees it); debug
         // builds check it.
         if self.writes_caller_output(f) {
-            quote!(unsafe { #w.store(#c, #v) })
+            code!(unsafe { #w.store(#c, #v) })
         } else {
-            quote!(unsafe { #w.store_unit(#c, #v) })
+            code!(unsafe { #w.store_unit(#c, #v) })
         }
     }
 
@@ -370,30 +361,29 @@ impl Gen<'_> {
         of: Option<FuncId>,
         f: Option<FuncId>,
         k: Option<usize>,
-    ) -> TokenStream {
+    ) -> Code {
         let folds = of
             .and_then(|g| self.folds.borrow().get(&g).cloned())
             .unwrap_or_default();
-        let a: Vec<Frag> = args
+        let a: Vec<Code> = args
             .iter()
             .enumerate()
             .map(|(d, a)| {
-                let e = Frag::new(operand(a, self.expr(a, f, k)));
+                let e = operand(a, self.expr(a, f, k));
                 match folds.get(d).copied().flatten() {
                     Some(n) => {
-                        let n = Literal::i64_suffixed(n);
-                        quote!((#e as i64).rem_euclid(#n))
+                        let n = suffixed_lit!(i64, n);
+                        code!((#e as i64).rem_euclid(#n))
                     }
-                    None => quote!(#e as i64),
+                    None => code!(#e as i64),
                 }
             })
-            .map(Frag::new)
             .collect();
-        quote!([#(#a),*])
+        code!([#(#a),*])
     }
 
     /// Emits an expression inside the stage `update` of func `f`.
-    pub(super) fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+    pub(super) fn expr(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> Code {
         crate::deep(|| self.expr_here(e, f, k))
     }
 
@@ -407,7 +397,7 @@ impl Gen<'_> {
     /// the expansion; and the tokens are put together once, not copied
     /// again at every level (a flat stream is not one token tree, as a
     /// parenthesized group is).
-    fn chain(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+    fn chain(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> Code {
         let float = e.ty.is_float();
         let class = |op: BinOp| match op {
             BinOp::Add | BinOp::Sub if float => Some(0),
@@ -434,7 +424,7 @@ impl Gen<'_> {
         links.reverse();
         // `a.wrapping_sub(1i64)`, not `a.wrapping_add((-1i64))`: three
         // tokens fewer, a few thousand times in a chain of stencils.
-        let (ops, ys): (Vec<BinOp>, Vec<Frag>) = links
+        let (ops, ys): (Vec<BinOp>, Vec<Code>) = links
             .iter()
             .map(|&(op, b)| match (&b.kind, op) {
                 (ExprKind::Int(v), BinOp::Add | BinOp::Sub)
@@ -445,23 +435,21 @@ impl Gen<'_> {
                     } else {
                         BinOp::Add
                     };
-                    (flipped, Frag::new(int_lit(b.ty, -*v)))
+                    (flipped, (int_lit(b.ty, -*v)))
                 }
-                _ => (op, Frag::new(self.expr(b, f, k))),
+                _ => (op, (self.expr(b, f, k))),
             })
             .unzip();
         if float {
             let ops = ops.iter().map(|op| {
-                let c = match op {
-                    BinOp::Add => '+',
-                    BinOp::Sub => '-',
-                    BinOp::Mul => '*',
-                    _ => '/',
-                };
-                proc_macro2::Punct::new(c, proc_macro2::Spacing::Alone)
+                Code::word(match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    _ => "/",
+                })
             });
-            let x = Frag::new(x);
-            quote!((#x #(#ops #ys)*))
+            code!((#x #(#ops #ys)*))
         } else {
             let methods = ops.iter().map(|op| {
                 let name = match op {
@@ -469,29 +457,29 @@ impl Gen<'_> {
                     BinOp::Sub => "wrapping_sub",
                     _ => "wrapping_mul",
                 };
-                Ident::new(name, Span::call_site())
+                Code::word(name)
             });
-            let x = Frag::new(operand(left, x));
-            quote!(#x #(.#methods(#ys))*)
+            let x = operand(left, x);
+            code!(#x #(.#methods(#ys))*)
         }
     }
 
-    fn expr_here(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> TokenStream {
+    fn expr_here(&self, e: &Expr, f: Option<FuncId>, k: Option<usize>) -> Code {
         if let Some(id) = self.hoisted_value(e) {
-            return quote!(#id);
+            return code!(#id);
         }
         let code = |x: &Expr| self.expr(x, f, k);
-        let sub = |x: &Expr| Frag::new(code(x));
+        let sub = |x: &Expr| code(x);
         match &e.kind {
             ExprKind::Int(v) => int_lit(e.ty, *v),
             ExprKind::Float(v) => float_lit(e.ty, *v),
-            ExprKind::Bool(b) => quote!(#b),
+            ExprKind::Bool(b) => code!(#b),
             ExprKind::Var(d) => {
                 let id = self.named(Named::Coord(Coord::Pure(
                     f.expect("a pure variable outside a stage"),
                     *d,
                 )));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::RVar(r) => {
                 let id = self.named(Named::Coord(Coord::Reduction(
@@ -499,38 +487,38 @@ impl Gen<'_> {
                     k.expect("an rvar outside an update"),
                     *r,
                 )));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::Param(i) => {
                 let id = ident(names::param(*i));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::InputMin(i, d) => {
                 let id = ident(names::input_min(*i, *d));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::InputExtent(i, d) => {
                 let id = ident(names::input_extent(*i, *d));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::Sym(s) => self.sym(*s),
             ExprKind::Loop(v) => {
                 let id = self.named(Named::Loop(v.clone()));
-                quote!(#id)
+                code!(#id)
             }
             ExprKind::LetVar(id) => let_var(*id),
             ExprKind::Let { id, value, body } => {
                 let_binding(*id, value.ty, code(value), code(body))
             }
             ExprKind::Unary(op, x) => {
-                let a = Frag::new(operand(x, code(x)));
+                let a = operand(x, code(x));
                 match (op, e.ty) {
-                    (UnOp::Neg, t) if t.is_int() => quote!(#a.wrapping_neg()),
-                    (UnOp::Neg, _) => quote!((-#a)),
-                    (UnOp::Not, _) => quote!((!#a)),
-                    (UnOp::Abs, t) if t.is_signed() => quote!(#a.wrapping_abs()),
-                    (UnOp::Abs, t) if t.is_float() => quote!(#a.abs()),
-                    (UnOp::Abs, _) => quote!(#a),
+                    (UnOp::Neg, t) if t.is_int() => code!(#a.wrapping_neg()),
+                    (UnOp::Neg, _) => code!((-#a)),
+                    (UnOp::Not, _) => code!((!#a)),
+                    (UnOp::Abs, t) if t.is_signed() => code!(#a.wrapping_abs()),
+                    (UnOp::Abs, t) if t.is_float() => code!(#a.abs()),
+                    (UnOp::Abs, _) => code!(#a),
                 }
             }
             // Chains of + - * (and float /) are emitted flat, in one pass.
@@ -556,94 +544,84 @@ impl Gen<'_> {
                         .map(|d| d.trailing_zeros());
                     match (op, power) {
                         (BinOp::Div, Some(k)) => {
-                            let x = Frag::new(operand(a, x));
-                            return quote!((#x >> #k));
+                            let x = operand(a, x);
+                            return code!((#x >> #k));
                         }
                         (BinOp::Rem, Some(k)) => {
-                            let (x, mask) = (
-                                Frag::new(operand(a, x)),
-                                Frag::new(int_lit(operand_ty, (1i128 << k) - 1)),
-                            );
-                            return quote!((#x & #mask));
+                            let (x, mask) =
+                                ((operand(a, x)), (int_lit(operand_ty, (1i128 << k) - 1)));
+                            return code!((#x & #mask));
                         }
                         _ => {}
                     }
-                    let (x, y) = (Frag::new(x), Frag::new(y));
                     match op {
                         BinOp::Add | BinOp::Sub | BinOp::Mul => unreachable!("chains, above"),
-                        BinOp::Div => quote!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
-                        BinOp::Rem => quote!(<#oty as ::pipeline::rt::IntOps>::rem_e(#x, #y)),
+                        BinOp::Div => code!(<#oty as ::pipeline::rt::IntOps>::div_e(#x, #y)),
+                        BinOp::Rem => code!(<#oty as ::pipeline::rt::IntOps>::rem_e(#x, #y)),
                         // `core::cmp`'s, imported under these names at the
                         // top of the function and module (`generate`).
-                        BinOp::Min => quote!(__min(#x, #y)),
-                        BinOp::Max => quote!(__max(#x, #y)),
-                        BinOp::And => quote!((#x & #y)),
-                        BinOp::Or => quote!((#x | #y)),
-                        BinOp::Xor => quote!((#x ^ #y)),
+                        BinOp::Min => code!(__min(#x, #y)),
+                        BinOp::Max => code!(__max(#x, #y)),
+                        BinOp::And => code!((#x & #y)),
+                        BinOp::Or => code!((#x | #y)),
+                        BinOp::Xor => code!((#x ^ #y)),
                         BinOp::Shl => {
-                            quote!(<#oty as ::pipeline::rt::IntOps>::shl_w(#x, (#y) as u32))
+                            code!(<#oty as ::pipeline::rt::IntOps>::shl_w(#x, (#y) as u32))
                         }
                         BinOp::Shr => {
-                            quote!(<#oty as ::pipeline::rt::IntOps>::shr_w(#x, (#y) as u32))
+                            code!(<#oty as ::pipeline::rt::IntOps>::shr_w(#x, (#y) as u32))
                         }
-                        BinOp::Eq => quote!((#x == #y)),
-                        BinOp::Ne => quote!((#x != #y)),
-                        BinOp::Lt => quote!((#x < #y)),
-                        BinOp::Le => quote!((#x <= #y)),
-                        BinOp::Gt => quote!((#x > #y)),
-                        BinOp::Ge => quote!((#x >= #y)),
+                        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                            comparison(*op, &x, &y)
+                        }
                     }
                 } else if operand_ty.is_float() {
                     let oty = rust_type(operand_ty);
-                    let (x, y) = (Frag::new(x), Frag::new(y));
                     match op {
                         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
                             unreachable!("chains, above")
                         }
-                        BinOp::Rem => quote!(<#oty as ::pipeline::rt::FloatOps>::rem_f(#x, #y)),
-                        BinOp::Min => quote!(<#oty as ::pipeline::rt::FloatOps>::min_f(#x, #y)),
-                        BinOp::Max => quote!(<#oty as ::pipeline::rt::FloatOps>::max_f(#x, #y)),
-                        BinOp::Eq => quote!((#x == #y)),
-                        BinOp::Ne => quote!((#x != #y)),
-                        BinOp::Lt => quote!((#x < #y)),
-                        BinOp::Le => quote!((#x <= #y)),
-                        BinOp::Gt => quote!((#x > #y)),
-                        BinOp::Ge => quote!((#x >= #y)),
+                        BinOp::Rem => code!(<#oty as ::pipeline::rt::FloatOps>::rem_f(#x, #y)),
+                        BinOp::Min => code!(<#oty as ::pipeline::rt::FloatOps>::min_f(#x, #y)),
+                        BinOp::Max => code!(<#oty as ::pipeline::rt::FloatOps>::max_f(#x, #y)),
+                        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                            comparison(*op, &x, &y)
+                        }
                         other => unreachable!("{other:?} on floats is rejected by the checker"),
                     }
                 } else {
                     match op {
-                        BinOp::And => quote!((#x && #y)),
-                        BinOp::Or => quote!((#x || #y)),
-                        BinOp::Xor => quote!((#x ^ #y)),
-                        BinOp::Eq => quote!((#x == #y)),
-                        BinOp::Ne => quote!((#x != #y)),
+                        BinOp::And => code!((#x && #y)),
+                        BinOp::Or => code!((#x || #y)),
+                        BinOp::Xor => code!((#x ^ #y)),
+                        BinOp::Eq => code!((#x == #y)),
+                        BinOp::Ne => code!((#x != #y)),
                         BinOp::Lt => {
-                            let (x, y) = (Frag::new(operand(a, x)), Frag::new(operand(b, y)));
-                            quote!((!#x & #y))
+                            let (x, y) = (operand(a, x), operand(b, y));
+                            code!((!#x & #y))
                         }
-                        BinOp::Le => quote!((#x <= #y)),
+                        BinOp::Le => code!((#x <= #y)),
                         BinOp::Gt => {
-                            let (x, y) = (Frag::new(operand(a, x)), Frag::new(operand(b, y)));
-                            quote!((#x & !#y))
+                            let (x, y) = (operand(a, x), operand(b, y));
+                            code!((#x & !#y))
                         }
-                        BinOp::Ge => quote!((#x >= #y)),
+                        BinOp::Ge => code!((#x >= #y)),
                         other => unreachable!("{other:?} on bools is rejected by the checker"),
                     }
                 }
             }
             ExprKind::Select(c, a, b) => {
                 let (c, a, b) = (sub(c), sub(a), sub(b));
-                quote!((if #c { #a } else { #b }))
+                code!((if #c { #a } else { #b }))
             }
             ExprKind::Cast(a) => {
-                let (x, ty) = (Frag::new(operand(a, code(a))), rust_type(e.ty));
-                quote!((#x as #ty))
+                let (x, ty) = (operand(a, code(a)), rust_type(e.ty));
+                code!((#x as #ty))
             }
             ExprKind::SaturatingCast(a) => {
                 let (from, ty) = (rust_type(a.ty), rust_type(e.ty));
                 let x = sub(a);
-                quote!(<#from as ::pipeline::rt::SaturatingCast<#ty>>::saturating_cast(#x))
+                code!(<#from as ::pipeline::rt::SaturatingCast<#ty>>::saturating_cast(#x))
             }
             ExprKind::Math(m, args) => {
                 let ty = rust_type(e.ty);
@@ -651,19 +629,19 @@ impl Gen<'_> {
                 let y = args.get(1).map(&sub);
                 let z = args.get(2).map(&sub);
                 match m {
-                    MathFn::Sqrt => quote!(<#ty>::sqrt(#x)),
-                    MathFn::Exp | MathFn::FastExp => quote!(<#ty>::exp(#x)),
-                    MathFn::Log | MathFn::FastLog => quote!(<#ty>::ln(#x)),
-                    MathFn::Pow => quote!(<#ty>::powf(#x, #y)),
-                    MathFn::Sin => quote!(<#ty>::sin(#x)),
-                    MathFn::Cos => quote!(<#ty>::cos(#x)),
-                    MathFn::Tan => quote!(<#ty>::tan(#x)),
-                    MathFn::Atan2 => quote!(<#ty>::atan2(#x, #y)),
-                    MathFn::Floor => quote!(<#ty>::floor(#x)),
-                    MathFn::Ceil => quote!(<#ty>::ceil(#x)),
-                    MathFn::Round => quote!(<#ty>::round(#x)),
-                    MathFn::Trunc => quote!(<#ty>::trunc(#x)),
-                    MathFn::Fma => quote!(<#ty>::mul_add(#x, #y, #z)),
+                    MathFn::Sqrt => code!(<#ty>::sqrt(#x)),
+                    MathFn::Exp | MathFn::FastExp => code!(<#ty>::exp(#x)),
+                    MathFn::Log | MathFn::FastLog => code!(<#ty>::ln(#x)),
+                    MathFn::Pow => code!(<#ty>::powf(#x, #y)),
+                    MathFn::Sin => code!(<#ty>::sin(#x)),
+                    MathFn::Cos => code!(<#ty>::cos(#x)),
+                    MathFn::Tan => code!(<#ty>::tan(#x)),
+                    MathFn::Atan2 => code!(<#ty>::atan2(#x, #y)),
+                    MathFn::Floor => code!(<#ty>::floor(#x)),
+                    MathFn::Ceil => code!(<#ty>::ceil(#x)),
+                    MathFn::Round => code!(<#ty>::round(#x)),
+                    MathFn::Trunc => code!(<#ty>::trunc(#x)),
+                    MathFn::Fma => code!(<#ty>::mul_add(#x, #y, #z)),
                 }
             }
             ExprKind::Load { source, args, .. } => {
@@ -687,17 +665,17 @@ impl Gen<'_> {
             } => {
                 let (c, lo, n) = (sub(coord), sub(min), sub(extent));
                 let helper = ident(names::boundary_map(*mode).to_string());
-                quote!(::pipeline::rt::#helper(#c, #lo, #n))
+                code!(::pipeline::rt::#helper(#c, #lo, #n))
             }
         }
     }
 
     /// The code of `s`. An allocation or binding scopes over the rest of
     /// its block, so its body follows it in the same stream: nesting it
-    /// (`quote!(let a = ..; #rest)`) copied the rest of the block once per
+    /// (`code!(let a = ..; #rest)`) copied the rest of the block once per
     /// binding, quadratic in the length of a run of bindings.
-    fn stmt(&self, s: &Stmt) -> TokenStream {
-        let mut out = TokenStream::new();
+    fn stmt(&self, s: &Stmt) -> Code {
+        let mut out = Code::new();
         let mut s = s;
         // Coordinates are readable until the end of the run.
         let mut coords_from = None;
@@ -715,18 +693,18 @@ impl Gen<'_> {
                 Stmt::LetSym { sym, value, body } => {
                     let name = local_sym_name(*sym);
                     let id = ident(name.clone());
-                    let v = Frag::new(self.expr(value, None, None));
+                    let v = self.expr(value, None, None);
                     self.readable.borrow_mut().push(name);
-                    out.extend(std::iter::once(quote!(let #id: i64 = #v;)));
+                    out.extend(std::iter::once(code!(let #id: i64 = #v;)));
                     body
                 }
                 Stmt::LetCoord { coord, value, body } => {
                     let id = self.named(Named::Coord(*coord));
-                    let v = Frag::new(operand(value, self.expr(value, None, None)));
+                    let v = operand(value, self.expr(value, None, None));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
                     readable.push(names::coord(*coord));
-                    out.extend(std::iter::once(quote!(let #id: i32 = #v as i32;)));
+                    out.extend(std::iter::once(code!(let #id: i32 = #v as i32;)));
                     body
                 }
                 _ => {
@@ -742,28 +720,28 @@ impl Gen<'_> {
     }
 
     /// The allocation of `func`'s buffer over `region`, folded as `fold` says.
-    fn allocate(&self, func: FuncId, region: &[(Expr, Expr)], fold: &[Option<i64>]) -> TokenStream {
+    fn allocate(&self, func: FuncId, region: &[(Expr, Expr)], fold: &[Option<i64>]) -> Code {
         self.folds.borrow_mut().insert(func, fold.to_vec());
         let f = &self.p.funcs[func];
         let ty = buffer_type(f.ty);
-        let n = Literal::usize_unsuffixed(f.dims());
+        let n = unsuffixed_lit!(f.dims());
         let name = &f.name;
         let pipeline = &self.p.name;
-        let buf = format_ident!("__buf{}", func);
+        let buf = word!("__buf{}", func);
         let lo = region.iter().map(|(l, _)| self.expr(l, None, None));
-        let lo = quote!([#(#lo),*]);
+        let lo = code!([#(#lo),*]);
         let hi = region.iter().map(|(_, h)| self.expr(h, None, None));
-        let hi = quote!([#(#hi),*]);
+        let hi = code!([#(#hi),*]);
         self.origins.borrow_mut().insert(func, lo.clone());
         // SAFETY (of the generated block): loop synthesis computes every
         // point of the region before any is read.
-        quote! {
+        code! {
             let mut #buf = unsafe { __alloc::<#ty, #n>(#pipeline, #name, #lo, #hi) }?;
         }
     }
 
     /// The code of a statement other than an allocation or a binding.
-    fn stmt_here(&self, s: &Stmt) -> TokenStream {
+    fn stmt_here(&self, s: &Stmt) -> Code {
         match s {
             Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
                 unreachable!("Gen::stmt emits allocations and bindings itself")
@@ -809,8 +787,8 @@ impl Gen<'_> {
                                 self.vector_body(var, first, w, &lanes::assuming(body, c)),
                             ),
                             AllLanes::ExtentIsWidth => {
-                                let width = Literal::i64_suffixed(w as i64);
-                                let test = quote!(__hi - __lo + 1 == #width);
+                                let width = suffixed_lit!(i64, w as i64);
+                                let test = code!(__hi - __lo + 1 == #width);
                                 (Some(test), self.vector_body(var, first, w, body))
                             }
                         };
@@ -821,17 +799,14 @@ impl Gen<'_> {
                 match slab {
                     None if matches!(vector, Some((None, _))) => {
                         let (_, vbody) = vector.expect("just matched");
-                        let (lo, vbody) = (Frag::new(lo), Frag::new(vbody));
-                        quote! {
+                        code! {
                             let #id: i64 = #lo;
                             #vbody
                         }
                     }
                     None if vector.is_some() => {
                         let (test, vbody) = vector.expect("just matched");
-                        let (lo, hi, test) = (Frag::new(lo), Frag::new(hi), test.map(Frag::new));
-                        let (vbody, inner) = (Frag::new(vbody), Frag::new(inner));
-                        quote! {
+                        code! {
                             let (__lo, __hi): (i64, i64) = (#lo, #hi);
                             if #test {
                                 let #id: i64 = __lo;
@@ -846,9 +821,8 @@ impl Gen<'_> {
                     // Loads that do not vary are done once, when the loop
                     // runs at all.
                     None if !hoists.is_empty() => {
-                        let (lo, hi, inner) = (Frag::new(lo), Frag::new(hi), Frag::new(inner));
-                        let hoists = hoists.into_iter().map(Frag::new);
-                        quote! {
+                        let hoists = hoists.into_iter();
+                        code! {
                             let (__lo, __hi): (i64, i64) = (#lo, #hi);
                             if __lo <= __hi {
                                 #(#hoists)*
@@ -861,9 +835,8 @@ impl Gen<'_> {
                     // Unrolled loops are left to the compiler, whose
                     // unroller sees their constant extent.
                     None => {
-                        let (lo, hi) = (Frag::new(operand(min, lo)), Frag::new(operand(max, hi)));
-                        let inner = Frag::new(inner);
-                        quote! {
+                        let (lo, hi) = (operand(min, lo), operand(max, hi));
+                        code! {
                             for #id in #lo..#hi + 1 {
                                 #inner
                             }
@@ -871,21 +844,16 @@ impl Gen<'_> {
                     }
                     Some(slab) => {
                         let w = self.writer(slab.func);
-                        let d = Literal::usize_unsuffixed(slab.dim);
+                        let d = unsuffixed_lit!(slab.dim);
                         let start = self.expr(&slab.start, None, None);
-                        let step = Literal::i64_suffixed(slab.step);
+                        let step = suffixed_lit!(i64, slab.step);
                         // Copies of what the body reads (enclosing loops'
                         // variables and coordinates included): the unsharp
                         // mask reloaded its channel from the stack in every
                         // vector iteration through the captured reference.
-                        let locals = Frag::new(self.local_copies(body, slab.func));
-                        let (start, lo, hi, inner) = (
-                            Frag::new(start),
-                            Frag::new(lo),
-                            Frag::new(hi),
-                            Frag::new(inner),
-                        );
-                        quote! {
+                        let locals = self.local_copies(body, slab.func);
+                        let (start, lo, hi, inner) = ((start), (lo), (hi), (inner));
+                        code! {
                             ::pipeline::rt::par_slabs(__isa, #w.reborrow(), #d, #start, #step, #lo, #hi, #[inline(always)] |#id: i64, mut #w| {
                                 #locals
                                 #inner
@@ -907,18 +875,18 @@ impl Gen<'_> {
                     self.p.funcs[*func].ty,
                     self.expr(value, Some(*func), *update),
                 );
-                let store = Frag::new(self.element_store(*func, &w, c, v));
-                quote!(#store;)
+                let store = self.element_store(*func, &w, c, v);
+                code!(#store;)
             }
             Stmt::If { cond, body } => {
-                let c = Frag::new(self.expr(cond, None, None));
-                let b = Frag::new(self.stmt(body));
-                quote!(if #c { #b })
+                let c = self.expr(cond, None, None);
+                let b = self.stmt(body);
+                code!(if #c { #b })
             }
             Stmt::CopyToOutput { func, output } => {
-                let out = format_ident!("__out{}", output);
+                let out = word!("__out{}", output);
                 let r = ident(reader_name(*func));
-                quote! {
+                code! {
                     {
                         let (__o, __sh) = (#out.origin(), #out.shape());
                         #out.copy_from(&#r.crop(__o, __sh)?)?;
@@ -930,7 +898,7 @@ impl Gen<'_> {
 
     /// A statement of a block: stages of a func with a buffer of its own get
     /// its writer view around them and refresh its reader view after them.
-    fn stage(&self, s: &Stmt) -> TokenStream {
+    fn stage(&self, s: &Stmt) -> Code {
         let Some(f) = s.stage_func() else {
             return self.stmt(s);
         };
@@ -950,20 +918,19 @@ impl Gen<'_> {
         if self.loop_depth.get() == 0 {
             code = outline(code, &w, self.local_copies(s, f));
         }
-        if w != format_ident!("__w{}", f) {
+        if w != word!("__w{}", f) {
             return code;
         }
         let (buf, w, r) = (
-            format_ident!("__buf{}", f),
-            format_ident!("__w{}", f),
+            word!("__buf{}", f),
+            word!("__w{}", f),
             ident(reader_name(f)),
         );
         let lo = self.origin(f);
         if !self.readable.borrow().contains(&reader_name(f)) {
             self.readable.borrow_mut().push(reader_name(f));
         }
-        let code = Frag::new(code);
-        quote! {
+        code! {
             {
                 let mut #w = #buf.view_mut().with_origin(#lo);
                 #code
@@ -973,7 +940,7 @@ impl Gen<'_> {
     }
 
     /// The first coordinate of the buffer allocated for `f`.
-    fn origin(&self, f: FuncId) -> TokenStream {
+    fn origin(&self, f: FuncId) -> Code {
         self.origins
             .borrow()
             .get(&f)
@@ -990,9 +957,8 @@ impl Gen<'_> {
 /// each loop nest's registers to itself: in one function for the whole
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
-fn outline(code: TokenStream, w: &Ident, locals: TokenStream) -> TokenStream {
-    let (code, locals) = (Frag::new(code), Frag::new(locals));
-    quote! {
+fn outline(code: Code, w: &Code, locals: Code) -> Code {
+    code! {
         __isa.outline(#[inline(always)] || {
             let mut #w = #w.reborrow();
             #locals
@@ -1010,12 +976,12 @@ impl Gen<'_> {
     /// reference in registers across the stores through the writer's raw
     /// pointer. Only what the body names is copied: copying every readable
     /// value made a chain of `n` stages `n^2` statements for rustc to check.
-    fn local_copies(&self, s: &Stmt, f: FuncId) -> TokenStream {
+    fn local_copies(&self, s: &Stmt, f: FuncId) -> Code {
         let used = captures::names_read(s, self.b);
         let own = reader_name(f);
         let readable = self.readable.borrow();
         let copies = readable.copies(&used, &own).map(|n| ident(n.to_string()));
-        quote!(#(let #copies = #copies;)*)
+        code!(#(let #copies = #copies;)*)
     }
 }
 
@@ -1057,7 +1023,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The identifier of a local symbol, a loop variable or a coordinate.
-    pub(super) fn named(&self, n: Named) -> Ident {
+    pub(super) fn named(&self, n: Named) -> Code {
         if let Some(id) = self.names.borrow().get(&n) {
             return id.clone();
         }
@@ -1074,17 +1040,17 @@ impl<'a> Gen<'a> {
 /// Generates the entry function and its module for one pipeline.
 ///
 /// The bulk of the code (every part that is not the user's: the entry's
-/// parameters and body, the module's items) is built in proc-macro2's own
-/// tokens and handed to the compiler as text, which it lexes in one call
-/// where that is faster ([`text::built_as_text`]); the shell around it,
-/// with the user's name, visibility and attributes, keeps their spans.
+/// parameters and body, the module's items) is written as text and handed
+/// to the compiler to lex ([`text`]); the shell around it, with the user's
+/// name, visibility and attributes, keeps their spans.
 pub fn generate(input: &Input) -> TokenStream {
     let cp = input.checked;
     let (name, vis, attrs) = (&cp.ident, &cp.vis, &cp.attrs);
+    let [params, body, mut items] = generate_parts(input);
+    items.push(&input.extra);
     let [params, body, items] =
-        text::built_as_text(input.lex, || generate_parts(input)).map(Frag::new);
+        [params, body, items].map(|c| Frag::new(text::tokens(input.lex, &c)));
     let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
-    let extra = &input.extra;
     quote! {
         #cfg
         #(#attrs)*
@@ -1097,18 +1063,17 @@ pub fn generate(input: &Input) -> TokenStream {
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all, dead_code)]
         #vis mod #name {
             #items
-            #extra
         }
     }
 }
 
 /// The entry's parameters, the entry's body and the module's items of
-/// [`generate`], in whatever tokens are current.
-fn generate_parts(input: &Input) -> [TokenStream; 3] {
+/// [`generate`].
+fn generate_parts(input: &Input) -> [Code; 3] {
     let p = input.pipeline;
     let b = input.bounds;
     let cp = input.checked;
-    let name = &Ident::new(&cp.ident.to_string(), Span::call_site());
+    let name = &Code::word(cp.ident.to_string());
     let g = Gen::new(p, b, input.input_strides);
 
     let Entry {
@@ -1145,22 +1110,22 @@ fn generate_parts(input: &Input) -> [TokenStream; 3] {
     let body = kernels(p, b, &loops, vectors, input.kernels, &stride0);
 
     // required_region: one region per input.
-    let regions: Vec<TokenStream> = p
+    let regions: Vec<Code> = p
         .inputs
         .iter()
         .enumerate()
         .map(|(i, _)| {
-            let lo: Vec<TokenStream> = b.inputs[i].iter().map(|&(l, _)| sym(l)).collect();
-            let hi: Vec<TokenStream> = b.inputs[i].iter().map(|&(_, h)| sym(h)).collect();
-            quote!(::pipeline::rt::region_from_bounds([#(#lo),*], [#(#hi),*]))
+            let lo: Vec<Code> = b.inputs[i].iter().map(|&(l, _)| sym(l)).collect();
+            let hi: Vec<Code> = b.inputs[i].iter().map(|&(_, h)| sym(h)).collect();
+            code!(::pipeline::rt::region_from_bounds([#(#lo),*], [#(#hi),*]))
         })
         .collect();
-    let region_ret: Vec<TokenStream> = p
+    let region_ret: Vec<Code> = p
         .inputs
         .iter()
         .map(|i| {
-            let n = Literal::usize_unsuffixed(i.dims);
-            quote!(::pipeline::Region<#n>)
+            let n = unsuffixed_lit!(i.dims);
+            code!(::pipeline::Region<#n>)
         })
         .collect();
     let (region_ty, region_val) = tuple_or_single(region_ret, regions);
@@ -1170,24 +1135,24 @@ fn generate_parts(input: &Input) -> [TokenStream; 3] {
     let mut shape_tys = Vec::new();
     for (k, &f) in p.outputs.iter().enumerate() {
         let func = &input.checked.pipeline.funcs[f];
-        let dims: Vec<TokenStream> = (0..cp.outputs[k].dims)
+        let dims: Vec<Code> = (0..cp.outputs[k].dims)
             .map(|d| match func.natural_extent.get(d).cloned().flatten() {
                 Some(e) => {
                     let e = g.expr(&e, None, None);
-                    quote!(::core::cmp::max(#e, 0) as usize)
+                    code!(::core::cmp::max(#e, 0) as usize)
                 }
                 None => match p.inputs.iter().position(|i| i.dims > d) {
                     Some(i) => {
                         let e = ident(names::input_extent(i, d));
-                        quote!(::core::cmp::max(#e, 0) as usize)
+                        code!(::core::cmp::max(#e, 0) as usize)
                     }
-                    None => quote!(0usize),
+                    None => code!(0usize),
                 },
             })
             .collect();
-        let n = Literal::usize_unsuffixed(cp.outputs[k].dims);
-        shapes.push(quote!([#(#dims),*]));
-        shape_tys.push(quote!([usize; #n]));
+        let n = unsuffixed_lit!(cp.outputs[k].dims);
+        shapes.push(code!([#(#dims),*]));
+        shape_tys.push(code!([usize; #n]));
     }
     let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
 
@@ -1196,8 +1161,8 @@ fn generate_parts(input: &Input) -> [TokenStream; 3] {
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
-    let params = quote!(#(#params),*);
-    let entry_body = quote! {
+    let params = code!(#(#params),*);
+    let entry_body = code! {
         // Short names for what the loop nests use most.
         use ::core::cmp::{max as __max, min as __min};
         use ::pipeline::rt::simd as __simd;
@@ -1211,7 +1176,7 @@ fn generate_parts(input: &Input) -> [TokenStream; 3] {
         #(#checks)*
         #body
     };
-    let items = quote! {
+    let items = code! {
             use ::core::cmp::{max as __max, min as __min};
 
             #[doc = #doc_shape]
@@ -1254,11 +1219,11 @@ fn has_vector_loop(s: &Stmt) -> bool {
     ) || s.children().into_iter().any(has_vector_loop)
 }
 
-fn tuple_or_single(tys: Vec<TokenStream>, vals: Vec<TokenStream>) -> (TokenStream, TokenStream) {
+fn tuple_or_single(tys: Vec<Code>, vals: Vec<Code>) -> (Code, Code) {
     if tys.len() == 1 {
         (tys[0].clone(), vals[0].clone())
     } else {
-        (quote!((#(#tys),*)), quote!((#(#vals),*)))
+        (code!((#(#tys),*)), code!((#(#vals),*)))
     }
 }
 

@@ -53,7 +53,7 @@ fn doc(name: &str, images: Images) -> String {
 /// `__bounds` computes), which exists only under `cfg(pipeline_cuda)`. The
 /// module allows that `cfg`, which crates that do not compile the GPU
 /// versions do not declare.
-pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStream {
+pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> Code {
     let name = cp.ident.to_string();
     let (l, symbol) = match gpu {
         Ok(x) => x,
@@ -74,10 +74,10 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
     } = entry(&g, cp, &l.input_strides);
     // The bounds program: the module's own where it is the same.
     let (bounds_fn, bounds_call) = if cpu_bounds {
-        (TokenStream::new(), quote!(__bounds))
+        (Code::new(), code!(__bounds))
     } else {
         let body = entry::bounds_body(&g);
-        let bounds = quote! {
+        let bounds = code! {
             /// The GPU lowering's bounds program (its symbols differ
             /// from the CPU lowering's where the schedules inline
             /// differently).
@@ -92,10 +92,10 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
                 __s
             }
         };
-        (bounds, quote!(__cuda::bounds))
+        (bounds, code!(__cuda::bounds))
     };
     let p = &l.pipeline;
-    let launcher = format_ident!("{}", symbol);
+    let launcher = word!("{}", symbol);
     let label = &name;
     // The call of the launcher, with each image as the launcher reads it:
     // its origin's element, then (min, extent, stride) per dimension.
@@ -103,37 +103,37 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
         let mut in_ptrs = Vec::new();
         let mut in_dims = Vec::new();
         for (i, inp) in p.inputs.iter().enumerate() {
-            let v = format_ident!("__in{}", i);
+            let v = word!("__in{}", i);
             in_ptrs.push(match images {
-                Images::Host => quote!(#v.__origin_ptr() as *const u8),
-                Images::Device => quote!(#v.as_device_ptr() as *const u8),
+                Images::Host => code!(#v.__origin_ptr() as *const u8),
+                Images::Device => code!(#v.as_device_ptr() as *const u8),
             });
             for d in 0..inp.dims {
-                let d = Literal::usize_unsuffixed(d);
+                let d = unsuffixed_lit!(d);
                 in_dims
-                    .push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+                    .push(code!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
             }
         }
         let param_ptrs = (0..p.params.len()).map(|i| {
             let v = ident(names::param(i));
-            quote!(&#v as *const _ as *const u8)
+            code!(&#v as *const _ as *const u8)
         });
         let mut out_ptrs = Vec::new();
         let mut out_dims = Vec::new();
         for (k, &f) in p.outputs.iter().enumerate() {
-            let v = format_ident!("__out{}", k);
+            let v = word!("__out{}", k);
             out_ptrs.push(match images {
-                Images::Host => quote!(#v.__origin_ptr_mut() as *mut u8),
-                Images::Device => quote!(#v.__device_ptr_mut() as *mut u8),
+                Images::Host => code!(#v.__origin_ptr_mut() as *mut u8),
+                Images::Device => code!(#v.__device_ptr_mut() as *mut u8),
             });
             for d in 0..p.funcs[f].dims() {
-                let d = Literal::usize_unsuffixed(d);
+                let d = unsuffixed_lit!(d);
                 out_dims
-                    .push(quote!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
+                    .push(code!(#v.origin()[#d], #v.shape()[#d] as i64, #v.strides()[#d] as i64));
             }
         }
-        let on_device = Literal::i32_unsuffixed((images == Images::Device) as i32);
-        quote! {
+        let on_device = unsuffixed_lit!((images == Images::Device) as i32);
+        code! {
             if true #(&& #empty_checks)* {
                 return ::core::result::Result::Ok(());
             }
@@ -169,11 +169,11 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
     let reason = format!(
         "pipeline `{name}` was built without its GPU version: enable `pipeline`'s `cuda` feature and call `pipeline_build::cuda().compile()` in the crate's build script, on a machine with nvcc (its warning says why it did not compile)"
     );
-    let fallback = quote!(::core::result::Result::Err(
+    let fallback = code!(::core::result::Result::Err(
         ::pipeline::Error::CudaUnavailable { reason: ::std::string::String::from(#reason) }
     ));
     let (host_doc, device_doc) = (doc(&name, Images::Host), doc(&name, Images::Device));
-    quote! {
+    code! {
         #[doc(hidden)]
         #[allow(unexpected_cfgs)]
         mod __cuda {
@@ -225,7 +225,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> TokenStre
 /// `NAME::cuda` and `NAME::cuda_device` for a pipeline without a GPU
 /// version: they return `CudaUnavailable` with `reason`, whatever they are
 /// given.
-fn unavailable(cp: &CheckedPipeline, reason: &str) -> TokenStream {
+fn unavailable(cp: &CheckedPipeline, reason: &str) -> Code {
     let name = cp.ident.to_string();
     let reason = format!("pipeline `{name}` has no GPU version: {reason}");
     let b = crate::analysis::bounds::infer(&cp.pipeline);
@@ -242,7 +242,7 @@ fn unavailable(cp: &CheckedPipeline, reason: &str) -> TokenStream {
         ..
     } = entry(&g, cp, &strides);
     let (host_doc, device_doc) = (doc(&name, Images::Host), doc(&name, Images::Device));
-    quote! {
+    code! {
         #[doc = #host_doc]
         #[allow(unused_variables, non_snake_case, clippy::all)]
         pub fn cuda(#(#params),*) -> ::core::result::Result<(), ::pipeline::Error> {

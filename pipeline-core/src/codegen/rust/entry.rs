@@ -8,27 +8,27 @@ use super::*;
 /// The parts of an entry, as tokens.
 pub(super) struct Entry {
     /// The entry's parameters.
-    pub params: Vec<TokenStream>,
+    pub params: Vec<Code>,
     /// Views of the arguments, with their coordinates checked.
-    pub prologue: Vec<TokenStream>,
+    pub prologue: Vec<Code>,
     /// The same with `pipeline::cuda::DeviceBuffer`s for the images.
-    pub device_params: Vec<TokenStream>,
-    pub device_prologue: Vec<TokenStream>,
+    pub device_params: Vec<Code>,
+    pub device_prologue: Vec<Code>,
     /// `__bounds`' parameters, and the entry's arguments to it.
-    pub bounds_params: Vec<TokenStream>,
-    pub bounds_args: Vec<TokenStream>,
+    pub bounds_params: Vec<Code>,
+    pub bounds_args: Vec<Code>,
     /// `required_region`'s parameters, and its arguments to `__bounds`.
-    pub region_params: Vec<TokenStream>,
-    pub region_args: Vec<TokenStream>,
+    pub region_params: Vec<Code>,
+    pub region_args: Vec<Code>,
     /// `output_shape`'s parameters, and the input extents it binds.
-    pub shape_params: Vec<TokenStream>,
-    pub shape_locals: Vec<TokenStream>,
+    pub shape_params: Vec<Code>,
+    pub shape_locals: Vec<Code>,
     /// Whether each output is empty (nothing to do).
-    pub empty_checks: Vec<TokenStream>,
+    pub empty_checks: Vec<Code>,
     /// The number of symbols.
-    pub nsyms: Literal,
+    pub nsyms: Code,
     /// The checks of the inputs (and bounded funcs) before any work.
-    pub checks: Vec<TokenStream>,
+    pub checks: Vec<Code>,
 }
 
 /// The entry's parts for `g`'s pipeline and bounds program.
@@ -48,57 +48,51 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
     for &(is_input, i) in &p.arg_order {
         if is_input {
             let inp = &p.inputs[i];
-            let user = Ident::new(&inp.name, Span::call_site());
-            let (ty, n) = (rust_type(inp.ty), Literal::usize_unsuffixed(inp.dims));
-            let v = format_ident!("__in{}", i);
-            let (mn, sh) = (
-                format_ident!("__in{}_min", i),
-                format_ident!("__in{}_shape", i),
-            );
+            let user = Code::word(&inp.name);
+            let (ty, n) = (rust_type(inp.ty), unsuffixed_lit!(inp.dims));
+            let v = word!("__in{}", i);
+            let (mn, sh) = (word!("__in{}_min", i), word!("__in{}_shape", i));
             let label = &inp.name;
-            let coords = quote! {
+            let coords = code! {
                 ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
             };
-            params.push(quote!(#user: &impl ::pipeline::AsView<#ty, #n>));
-            prologue.push(quote! {
+            params.push(code!(#user: &impl ::pipeline::AsView<#ty, #n>));
+            prologue.push(code! {
                 let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
                 #coords
             });
-            device_params.push(quote!(#user: &::pipeline::cuda::DeviceBuffer<#ty, #n>));
-            device_prologue.push(quote!(let #v = #user; #coords));
-            bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
-            bounds_args.push(quote!(#v.origin(), #v.shape()));
-            region_params.push(quote!(#user: ::pipeline::Region<#n>));
-            region_args.push(quote!(#user.min, #user.shape));
-            shape_params.push(quote!(#user: [usize; #n]));
+            device_params.push(code!(#user: &::pipeline::cuda::DeviceBuffer<#ty, #n>));
+            device_prologue.push(code!(let #v = #user; #coords));
+            bounds_params.push(code!(#mn: [i64; #n], #sh: [usize; #n]));
+            bounds_args.push(code!(#v.origin(), #v.shape()));
+            region_params.push(code!(#user: ::pipeline::Region<#n>));
+            region_args.push(code!(#user.min, #user.shape));
+            shape_params.push(code!(#user: [usize; #n]));
             for d in 0..inp.dims {
-                let (e, dd) = (
-                    ident(names::input_extent(i, d)),
-                    Literal::usize_unsuffixed(d),
-                );
+                let (e, dd) = (ident(names::input_extent(i, d)), unsuffixed_lit!(d));
                 let m = ident(names::input_min(i, d));
-                shape_locals.push(quote!(let #e: i32 = #user[#dd] as i32; let #m: i32 = 0;));
+                shape_locals.push(code!(let #e: i32 = #user[#dd] as i32; let #m: i32 = 0;));
             }
         } else {
             let par = &p.params[i];
-            let user = Ident::new(&par.name, Span::call_site());
+            let user = Code::word(&par.name);
             let ty = rust_type(par.ty);
             let v = ident(names::param(i));
-            params.push(quote!(#user: #ty));
-            prologue.push(quote!(let #v: #ty = #user;));
-            device_params.push(quote!(#user: #ty));
-            device_prologue.push(quote!(let #v: #ty = #user;));
-            bounds_params.push(quote!(#v: #ty));
-            bounds_args.push(quote!(#v));
-            region_params.push(quote!(#user: #ty));
-            region_args.push(quote!(#user));
+            params.push(code!(#user: #ty));
+            prologue.push(code!(let #v: #ty = #user;));
+            device_params.push(code!(#user: #ty));
+            device_prologue.push(code!(let #v: #ty = #user;));
+            bounds_params.push(code!(#v: #ty));
+            bounds_args.push(code!(#v));
+            region_params.push(code!(#user: #ty));
+            region_args.push(code!(#user));
         }
     }
     let mut out_names = Vec::new();
     let mut empty_checks = Vec::new();
     for (k, &f) in p.outputs.iter().enumerate() {
         let decl = &cp.outputs[k];
-        let (ty, n) = (rust_type(decl.ty), Literal::usize_unsuffixed(decl.dims));
+        let (ty, n) = (rust_type(decl.ty), unsuffixed_lit!(decl.dims));
         let mut pname = sanitize(&p.funcs[f].name);
         if p.inputs.iter().any(|i| i.name == pname)
             || p.params.iter().any(|i| i.name == pname)
@@ -107,47 +101,44 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
             pname = format!("{pname}_out{k}");
         }
         out_names.push(pname.clone());
-        let user = Ident::new(&pname, Span::call_site());
-        let v = format_ident!("__out{}", k);
-        let (mn, sh) = (
-            format_ident!("__out{}_min", k),
-            format_ident!("__out{}_shape", k),
-        );
+        let user = Code::word(&pname);
+        let v = word!("__out{}", k);
+        let (mn, sh) = (word!("__out{}_min", k), word!("__out{}_shape", k));
         let label = &p.funcs[f].name;
-        let coords = quote! {
+        let coords = code! {
             ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
         };
-        params.push(quote!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
-        prologue.push(quote! {
+        params.push(code!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
+        prologue.push(code! {
             let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
             #coords
         });
-        device_params.push(quote!(#user: &mut ::pipeline::cuda::DeviceBuffer<#ty, #n>));
-        device_prologue.push(quote!(let #v = #user; #coords));
-        empty_checks.push(quote!(#v.shape().contains(&0)));
-        bounds_params.push(quote!(#mn: [i64; #n], #sh: [usize; #n]));
-        bounds_args.push(quote!(#v.origin(), #v.shape()));
-        region_params.push(quote!(#user: ::pipeline::Region<#n>));
-        region_args.push(quote!(#user.min, #user.shape));
+        device_params.push(code!(#user: &mut ::pipeline::cuda::DeviceBuffer<#ty, #n>));
+        device_prologue.push(code!(let #v = #user; #coords));
+        empty_checks.push(code!(#v.shape().contains(&0)));
+        bounds_params.push(code!(#mn: [i64; #n], #sh: [usize; #n]));
+        bounds_args.push(code!(#v.origin(), #v.shape()));
+        region_params.push(code!(#user: ::pipeline::Region<#n>));
+        region_args.push(code!(#user.min, #user.shape));
     }
 
-    let nsyms = Literal::usize_unsuffixed(b.syms.len().max(1));
+    let nsyms = unsuffixed_lit!(b.syms.len().max(1));
 
     // Input checks before any work.
     let mut checks = Vec::new();
     for (i, inp) in p.inputs.iter().enumerate() {
-        let v = format_ident!("__in{}", i);
+        let v = word!("__in{}", i);
         let name = &inp.name;
         let lo = b.inputs[i].iter().map(|&(l, _)| sym(l));
         let hi = b.inputs[i].iter().map(|&(_, h)| sym(h));
-        checks.push(quote!(::pipeline::rt::check_input(#name, &#v, [#(#lo),*], [#(#hi),*])?;));
+        checks.push(code!(::pipeline::rt::check_input(#name, &#v, [#(#lo),*], [#(#hi),*])?;));
         let declared = &input_strides[i];
         if declared.iter().any(Option::is_some) {
             let s = declared.iter().map(|s| match s {
-                Some(s) => quote!(::core::option::Option::Some(#s)),
-                None => quote!(::core::option::Option::None),
+                Some(s) => code!(::core::option::Option::Some(#s)),
+                None => code!(::core::option::Option::None),
             });
-            checks.push(quote!(::pipeline::rt::check_strides(#name, &#v, [#(#s),*])?;));
+            checks.push(code!(::pipeline::rt::check_strides(#name, &#v, [#(#s),*])?;));
         }
     }
     for &(f, d, (lo, hi), bmin, bmax) in &b.bounded {
@@ -158,22 +149,24 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
         if let Some(k) = p.outputs.iter().position(|&o| o == f) {
             let (omin, omax) = b.outputs[k][d];
             let (omin, omax) = (sym(omin), sym(omax));
-            checks.push(quote!(
+            checks.push(code!(
                 ::pipeline::rt::check_output_bound(#name, #var, #omin, #omax, #bmin, #bmax)?;
             ));
         }
         let (lo, hi) = (sym(lo), sym(hi));
-        checks.push(quote!(::pipeline::rt::check_bound(#name, #var, #lo, #hi, #bmin, #bmax)?;));
+        checks.push(code!(::pipeline::rt::check_bound(#name, #var, #lo, #hi, #bmin, #bmax)?;));
     }
     for (i, inp) in p.inputs.iter().enumerate() {
-        let v = format_ident!("__in{}", i);
+        let v = word!("__in{}", i);
         for d in 0..inp.dims {
-            let dd = Literal::usize_unsuffixed(d);
+            let dd = unsuffixed_lit!(d);
             let (m, e) = (
                 ident(names::input_min(i, d)),
                 ident(names::input_extent(i, d)),
             );
-            checks.push(quote!(let #m: i32 = #v.origin()[#dd] as i32; let #e: i32 = #v.shape()[#dd] as i32;));
+            checks.push(
+                code!(let #m: i32 = #v.origin()[#dd] as i32; let #e: i32 = #v.shape()[#dd] as i32;),
+            );
         }
     }
 
@@ -197,32 +190,26 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
 /// The body of `__bounds`, the bounds program of `g` (shared by the entry
 /// and required_region): the inputs' regions bound, the outputs' set, then
 /// every symbol in order.
-pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
+pub(super) fn bounds_body(g: &Gen) -> Vec<Code> {
     let (p, b) = (g.p, g.b);
     let mut bounds_body = Vec::new();
     for (i, inp) in p.inputs.iter().enumerate() {
-        let (mn, sh) = (
-            format_ident!("__in{}_min", i),
-            format_ident!("__in{}_shape", i),
-        );
+        let (mn, sh) = (word!("__in{}_min", i), word!("__in{}_shape", i));
         for d in 0..inp.dims {
-            let dd = Literal::usize_unsuffixed(d);
+            let dd = unsuffixed_lit!(d);
             let (m, e) = (
                 ident(names::input_min(i, d)),
                 ident(names::input_extent(i, d)),
             );
-            bounds_body.push(quote!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
+            bounds_body.push(code!(let #m: i32 = #mn[#dd] as i32; let #e: i32 = #sh[#dd] as i32;));
         }
     }
     for (k, region) in b.outputs.iter().enumerate() {
-        let (mn, sh) = (
-            format_ident!("__out{}_min", k),
-            format_ident!("__out{}_shape", k),
-        );
+        let (mn, sh) = (word!("__out{}_min", k), word!("__out{}_shape", k));
         for (d, &(lo, hi)) in region.iter().enumerate() {
-            let dd = Literal::usize_unsuffixed(d);
+            let dd = unsuffixed_lit!(d);
             let (l, h) = (sym(lo), sym(hi));
-            bounds_body.push(quote! {
+            bounds_body.push(code! {
                 #l = #mn[#dd];
                 #h = #mn[#dd] + #sh[#dd] as i64 - 1;
             });
@@ -238,13 +225,13 @@ pub(super) fn bounds_body(g: &Gen) -> Vec<TokenStream> {
         next - 1
     };
     for (s, v) in crate::lower::cse::share(values.collect(), &mut new_sym, &|_| true) {
-        let e = Frag::new(g.expr(&v, None, None));
+        let e = g.expr(&v, None, None);
         bounds_body.push(if s < b.syms.len() {
             let l = sym(s);
-            quote!(#l = #e;)
+            code!(#l = #e;)
         } else {
             let (l, ty) = (ident(local_sym_name(s)), rust_type(v.ty));
-            quote!(let #l: #ty = #e;)
+            code!(let #l: #ty = #e;)
         });
     }
     bounds_body

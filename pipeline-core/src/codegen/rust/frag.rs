@@ -1,17 +1,16 @@
-//! Generated code that is interpolated by moving it.
+//! Tokens that are interpolated by moving them.
 //!
 //! `quote!`'s `#code` of a `TokenStream` copies it (through the proc-macro
 //! bridge, a clone and a concatenation; outside it, every token again) and
-//! the original is then dropped. The emitter builds each fragment once and
-//! interpolates it once, so it hands fragments over as [`Frag`]s, which
-//! `quote!` interpolates by moving their tokens: a fifth of the macro's
-//! time, inside rustc, went to those copies.
+//! the original is then dropped. The shell [`super::generate`] puts around
+//! the lexed code takes it as [`Frag`]s, which `quote!` interpolates by
+//! moving their tokens.
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::cell::Cell;
 
-/// A fragment of generated code, interpolated (once) by moving it.
+/// Tokens, interpolated (once) by moving them.
 pub(crate) struct Frag(Cell<Option<TokenStream>>);
 
 impl Frag {
@@ -25,9 +24,4 @@ impl ToTokens for Frag {
         let code = self.0.take().expect("a fragment is interpolated once");
         out.extend(std::iter::once(code));
     }
-}
-
-/// `code` in parentheses, as one token tree (moved, not copied).
-pub(crate) fn parenthesized(code: TokenStream) -> TokenStream {
-    TokenTree::Group(Group::new(Delimiter::Parenthesis, code)).into()
 }

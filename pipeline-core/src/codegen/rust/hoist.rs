@@ -20,7 +20,7 @@ impl Gen<'_> {
     /// so they read only what the loop would have read. Boundary
     /// conditions' maps of coordinates that do not vary are bound with them
     /// ([`Gen::take_invariant_maps`]).
-    pub(super) fn hoist_loads(&self, body: &Stmt) -> (Vec<TokenStream>, Vec<(Expr, Ident)>) {
+    pub(super) fn hoist_loads(&self, body: &Stmt) -> (Vec<Code>, Vec<(Expr, Code)>) {
         let mut written = Vec::new();
         funcs_written(body, &mut written);
         let mut found: Vec<&Expr> = Vec::new();
@@ -39,14 +39,14 @@ impl Gen<'_> {
         // Taps read a weight, and map a coordinate, several times: one
         // binding each value.
         let mut binds = Vec::new();
-        let mut scope: Vec<(Expr, Ident)> = Vec::new();
+        let mut scope: Vec<(Expr, Code)> = Vec::new();
         for (node, value, f, k) in hoists {
             let id = match scope.iter().find(|(v, _)| *v == value) {
                 Some((_, id)) => id.clone(),
                 None => {
-                    let id = format_ident!("__h{}", self.hoisted.borrow().len());
+                    let id = word!("__h{}", self.hoisted.borrow().len());
                     let (ty, v) = (rust_type(value.ty), self.expr(&value, f, k));
-                    binds.push(quote!(let #id: #ty = #v;));
+                    binds.push(code!(let #id: #ty = #v;));
                     scope.push((value, id.clone()));
                     id
                 }
@@ -115,7 +115,7 @@ impl Gen<'_> {
     /// loop's body, `lanes::assuming`, whose nodes are others; the loads
     /// hoisted use no coordinate or `let`, so equal loads are the same
     /// read).
-    pub(super) fn hoisted_value(&self, e: &Expr) -> Option<Ident> {
+    pub(super) fn hoisted_value(&self, e: &Expr) -> Option<Code> {
         match e.kind {
             ExprKind::Load { .. } | ExprKind::Boundary { .. } => {}
             _ => return None,

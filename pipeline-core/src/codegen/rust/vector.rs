@@ -56,15 +56,14 @@ mod blocks;
 mod loads;
 
 use super::{
-    float_lit,
-    frag::{parenthesized, Frag},
-    ident, input_name, int_lit, let_binding, let_var, operand, reader_name, rust_type, Gen, Named,
+    float_lit, ident, input_name, int_lit, let_binding, let_var, operand, reader_name, rust_type,
+    Gen, Named,
 };
 use crate::analysis::lanes::*;
+use crate::codegen::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
 use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
-use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
-use quote::{format_ident, quote};
+use pipeline_code::code;
 use std::cell::{Cell, RefCell};
 
 /// The most lanes a vectorized loop is emitted with; wider loops stay scalar.
@@ -78,11 +77,11 @@ const FIRST_TEMP: usize = 1 << 40;
 #[derive(Clone)]
 enum Lane {
     /// The same in every lane.
-    Uni(TokenStream),
+    Uni(Code),
     /// `base + i * stride` in lane `i`.
-    Ramp(TokenStream, i128),
+    Ramp(Code, i128),
     /// An array of the lanes' values.
-    Array(Ident),
+    Array(Code),
 }
 
 /// Loads of one stride `S` in memory whose elements are every phase of
@@ -93,7 +92,7 @@ struct PhaseGroup {
     /// `S`.
     step: usize,
     /// The arrays of the phases, once the read is emitted.
-    names: Option<Vec<Ident>>,
+    names: Option<Vec<Code>>,
 }
 
 /// Loads of one source at coordinates that differ by constants only,
@@ -106,7 +105,7 @@ struct TapGroup {
     /// The constants of the load whose offsets are bound.
     base: Vec<i128>,
     /// The array of those offsets.
-    offsets: Ident,
+    offsets: Code,
 }
 
 /// The gathers and tap loads bound in [`Lanes::loads`]; a scope (a
@@ -117,7 +116,7 @@ struct Bound {
     /// is `a + (b - a) * t`, whose `a` a trilinear interpolation reads
     /// twice, and LLVM does not always merge two gathers of the same
     /// lanes.
-    reads: Vec<(Source, Vec<Expr>, TokenStream)>,
+    reads: Vec<(Source, Vec<Expr>, Code)>,
     /// The groups of taps whose offsets are bound.
     taps: Vec<TapGroup>,
 }
@@ -143,10 +142,10 @@ struct Lanes<'g, 'a> {
     uniform: RefCell<HashMap<*const Expr, bool>>,
     /// The arrays of the store being emitted (vector loads, operations,
     /// lane loops), before its final lane loop or vector store.
-    loads: RefCell<Vec<TokenStream>>,
+    loads: RefCell<Vec<Code>>,
     /// The array bound for each `Let` id whose value is computed as a
     /// vector.
-    vector_lets: RefCell<HashMap<usize, Ident>>,
+    vector_lets: RefCell<HashMap<usize, Code>>,
     /// The gathers and taps bound in `loads`.
     gathers: RefCell<Bound>,
     /// The loads of the store being emitted (by node) that read as taps
@@ -173,7 +172,7 @@ impl Gen<'_> {
         first: i128,
         w: usize,
         body: &Stmt,
-    ) -> Option<TokenStream> {
+    ) -> Option<Code> {
         if !(2..=MAX_LANES).contains(&w) {
             return None;
         }
@@ -211,48 +210,47 @@ impl Gen<'_> {
 }
 
 /// The zero of a type, to initialize arrays of it.
-fn zero(t: Type) -> TokenStream {
+fn zero(t: Type) -> Code {
     match t {
-        Type::Bool => quote!(false),
+        Type::Bool => code!(false),
         t if t.is_float() => float_lit(t, 0.0),
         t => int_lit(t, 0),
     }
 }
 
 impl Lanes<'_, '_> {
-    fn temp(&self) -> (usize, Ident) {
+    fn temp(&self) -> (usize, Code) {
         let id = self.next_temp.get();
         self.next_temp.set(id + 1);
-        (id, format_ident!("__t{}", id))
+        (id, word!("__t{}", id))
     }
 
     /// Binds `value`, an array `[ty; W]`, to a fresh name among the code
     /// before the lanes; the name.
-    fn bind_array(&self, ty: TokenStream, value: TokenStream) -> R<TokenStream> {
+    fn bind_array(&self, ty: Code, value: Code) -> R<Code> {
         let w = self.lanes_lit();
         let (_, name) = self.temp();
         self.loads
             .borrow_mut()
-            .push(quote!(let #name: [#ty; #w] = #value;));
-        Ok(quote!(#name))
+            .push(code!(let #name: [#ty; #w] = #value;));
+        Ok(code!(#name))
     }
 
-    fn lanes_lit(&self) -> Literal {
-        Literal::usize_unsuffixed(self.w)
+    fn lanes_lit(&self) -> Code {
+        unsuffixed_lit!(self.w)
     }
 
-    fn stmt(&self, s: &Stmt) -> R<TokenStream> {
+    fn stmt(&self, s: &Stmt) -> R<Code> {
         match s {
             Stmt::LetCoord { coord, value, body } => {
                 let id = self.g.named(Named::Coord(*coord));
                 let (bind, lane) = match self.ramp(value) {
-                    Some((base, 0)) => (
-                        quote!(let #id: i32 = (#base) as i32;),
-                        Lane::Uni(quote!(#id)),
-                    ),
+                    Some((base, 0)) => {
+                        (code!(let #id: i32 = (#base) as i32;), Lane::Uni(code!(#id)))
+                    }
                     Some((base, s)) => (
-                        quote!(let #id: i32 = (#base) as i32;),
-                        Lane::Ramp(quote!(#id), s),
+                        code!(let #id: i32 = (#base) as i32;),
+                        Lane::Ramp(code!(#id), s),
                     ),
                     None => {
                         let w = self.lanes_lit();
@@ -265,7 +263,7 @@ impl Lanes<'_, '_> {
                         let parts = std::mem::replace(&mut *self.loads.borrow_mut(), outer);
                         *self.gathers.borrow_mut() = gathers;
                         let v = v?;
-                        let bind = quote! {
+                        let bind = code! {
                             #(#parts)*
                             let mut #id = [0i32; #w];
                             for __i in 0..#w { #id[__i] = (#v) as i32; }
@@ -275,13 +273,13 @@ impl Lanes<'_, '_> {
                 };
                 self.coords.borrow_mut().insert(*coord, lane);
                 let b = self.stmt(body)?;
-                Ok(quote!(#bind #b))
+                Ok(code!(#bind #b))
             }
             Stmt::LetSym { sym, value, body } if self.is_uniform(value) => {
                 let id = self.g.named(Named::LocalSym(*sym));
                 let v = self.g.expr(value, None, None);
                 let b = self.stmt(body)?;
-                Ok(quote!(let #id: i64 = #v; #b))
+                Ok(code!(let #id: i64 = #v; #b))
             }
             // Tests that are the same in every lane stay an `if` (an
             // outer split's guard on the rows); a split's guard on its
@@ -300,7 +298,7 @@ impl Lanes<'_, '_> {
                 Ok(if rest.is_empty() {
                     b
                 } else {
-                    quote!(if #(#rest)&&* { #b })
+                    code!(if #(#rest)&&* { #b })
                 })
             }
             Stmt::Store {
@@ -313,13 +311,7 @@ impl Lanes<'_, '_> {
         }
     }
 
-    fn store(
-        &self,
-        func: FuncId,
-        update: Option<usize>,
-        args: &[Expr],
-        value: &Expr,
-    ) -> R<TokenStream> {
+    fn store(&self, func: FuncId, update: Option<usize>, args: &[Expr], value: &Expr) -> R<Code> {
         self.stage.set((Some(func), update));
         if self.g.p.funcs[func].ty == Type::Bool {
             // Stored as bytes (`rust::buffer_type`): a scalar loop.
@@ -333,7 +325,7 @@ impl Lanes<'_, '_> {
             .cloned()
             .unwrap_or_default();
         let fold = |d: usize| folds.get(d).copied().flatten();
-        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        let ramps: Vec<Option<(Code, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
         let dense = matches!(ramps[0], Some((_, 1)))
             && fold(0).is_none()
             && ramps[1..].iter().all(|r| matches!(r, Some((_, 0))));
@@ -387,11 +379,11 @@ impl Lanes<'_, '_> {
                 }
             });
             let prefetch = (self.g.writes_caller_output(func) && args.len() > 1 && !strided_input)
-                .then(|| quote!(#writer.prefetch_next_row(__c);));
+                .then(|| code!(#writer.prefetch_next_row(__c);));
             // SAFETY (of the generated block): every lane is an iteration of
             // the loop, whose stores loop synthesis keeps inside the buffer.
-            let (loads, c, v) = (loads.into_iter().map(Frag::new), Frag::new(c), Frag::new(v));
-            return Ok(quote! {{
+            let loads = loads.into_iter();
+            return Ok(code! {{
                 #(#loads)*
                 let __c = #c;
                 #prefetch
@@ -411,17 +403,15 @@ impl Lanes<'_, '_> {
                 let v = self.lane(a, false)?;
                 let leaf =
                     a.is_leaf() && !matches!(a.kind, ExprKind::Load { .. } | ExprKind::Math(..));
-                let v = Frag::new(if leaf { v } else { parenthesized(v) });
-                Ok(wrap_fold(quote!(#v as i64), fold(d)))
+                let v = if leaf { v } else { parenthesized(v) };
+                Ok(wrap_fold(code!(#v as i64), fold(d)))
             })
-            .collect::<R<Vec<TokenStream>>>()?;
+            .collect::<R<Vec<Code>>>()?;
         let loads = [loads, std::mem::take(&mut *self.loads.borrow_mut())].concat();
-        let store = self
-            .g
-            .element_store(func, &writer, quote!(__c), quote!(__v));
-        let (loads, v) = (loads.into_iter().map(Frag::new), Frag::new(v));
-        let c = c.into_iter().map(Frag::new);
-        Ok(quote! {{
+        let store = self.g.element_store(func, &writer, code!(__c), code!(__v));
+        let loads = loads.into_iter();
+        let c = c.into_iter();
+        Ok(code! {{
             #(#loads)*
             for __i in 0..#w {
                 let __v: #ty = #v;
@@ -491,11 +481,11 @@ impl Lanes<'_, '_> {
 
     /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
     /// an integer affine in the loop.
-    fn ramp(&self, e: &Expr) -> Option<(TokenStream, i128)> {
+    fn ramp(&self, e: &Expr) -> Option<(Code, i128)> {
         crate::deep(|| self.ramp_here(e))
     }
 
-    fn ramp_here(&self, e: &Expr) -> Option<(TokenStream, i128)> {
+    fn ramp_here(&self, e: &Expr) -> Option<(Code, i128)> {
         let (f, k) = self.stage.get();
         if self.is_uniform(e) {
             return Some((self.g.expr(e, f, k), 0));
@@ -511,20 +501,20 @@ impl Lanes<'_, '_> {
         match &e.kind {
             ExprKind::Loop(_) => {
                 let id = self.g.named(Named::Loop(self.var.clone()));
-                Some((quote!(#id), 1))
+                Some((code!(#id), 1))
             }
             ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
             ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
             ExprKind::Unary(UnOp::Neg, a) => {
                 let (b, s) = self.ramp(a)?;
-                Some((quote!((#b).wrapping_neg()), -s))
+                Some((code!((#b).wrapping_neg()), -s))
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let ((x, sx), (y, sy)) = (self.ramp(a)?, self.ramp(b)?);
                 Some(if *op == BinOp::Add {
-                    (quote!((#x).wrapping_add(#y)), sx + sy)
+                    (code!((#x).wrapping_add(#y)), sx + sy)
                 } else {
-                    (quote!((#x).wrapping_sub(#y)), sx - sy)
+                    (code!((#x).wrapping_sub(#y)), sx - sy)
                 })
             }
             ExprKind::Binary(BinOp::Mul, a, b) => {
@@ -535,12 +525,12 @@ impl Lanes<'_, '_> {
                 };
                 let (base, s) = self.ramp(r)?;
                 let lit = int_lit(e.ty, c);
-                Some((quote!((#base).wrapping_mul(#lit)), s.checked_mul(c)?))
+                Some((code!((#base).wrapping_mul(#lit)), s.checked_mul(c)?))
             }
             // Truncation keeps a ramp a ramp.
             ExprKind::Cast(a) if a.ty.is_int() && e.ty.bits() <= a.ty.bits() => {
                 let (b, s) = self.ramp(a)?;
-                Some((quote!(((#b) as #ty)), s))
+                Some((code!(((#b) as #ty)), s))
             }
             _ => None,
         }
@@ -549,11 +539,11 @@ impl Lanes<'_, '_> {
     /// `e`'s value in lane `__i`, as scalar code inside the lane loop.
     /// `guarded`: under a `select` branch, which only some lanes evaluate,
     /// so its loads stay in the lane loop.
-    fn lane(&self, e: &Expr, guarded: bool) -> R<TokenStream> {
+    fn lane(&self, e: &Expr, guarded: bool) -> R<Code> {
         crate::deep(|| self.lane_here(e, guarded))
     }
 
-    fn lane_here(&self, e: &Expr, guarded: bool) -> R<TokenStream> {
+    fn lane_here(&self, e: &Expr, guarded: bool) -> R<Code> {
         let (f, k) = self.stage.get();
         if self.is_uniform(e) {
             return Ok(self.g.expr(e, f, k));
@@ -561,24 +551,24 @@ impl Lanes<'_, '_> {
         // Evaluated in every lane: a vector operation when there is one.
         if !guarded && self.explicit(e) {
             let v = self.vec(e)?;
-            return Ok(quote!(#v[__i]));
+            return Ok(code!(#v[__i]));
         }
-        let coord = |c: Coord| -> R<TokenStream> {
+        let coord = |c: Coord| -> R<Code> {
             Ok(match self.coords.borrow().get(&c).ok_or(Scalar)? {
                 Lane::Uni(t) => t.clone(),
                 Lane::Ramp(b, s) => ramp_lane(b, *s, Type::I32),
-                Lane::Array(a) => quote!(#a[__i]),
+                Lane::Array(a) => code!(#a[__i]),
             })
         };
         Ok(match &e.kind {
             ExprKind::Loop(_) => {
                 let id = self.g.named(Named::Loop(self.var.clone()));
-                ramp_lane(&quote!(#id), 1, Type::I64)
+                ramp_lane(&code!(#id), 1, Type::I64)
             }
             ExprKind::Var(d) => coord(Coord::Pure(f.ok_or(Scalar)?, *d))?,
             ExprKind::RVar(r) => coord(Coord::Reduction(f.ok_or(Scalar)?, k.ok_or(Scalar)?, *r))?,
             ExprKind::LetVar(id) => match self.vector_lets.borrow().get(id) {
-                Some(a) => quote!(#a[__i]),
+                Some(a) => code!(#a[__i]),
                 None => let_var(*id),
             },
             ExprKind::Let { id, value, body } => {
@@ -589,7 +579,7 @@ impl Lanes<'_, '_> {
             ExprKind::Select(c, a, b) => {
                 let c = self.lane(c, guarded)?;
                 let (a, b) = (self.lane(a, true)?, self.lane(b, true)?);
-                quote!((if #c { #a } else { #b }))
+                code!((if #c { #a } else { #b }))
             }
             ExprKind::Load { source, args, .. } => self.load(e, *source, args, guarded)?,
             _ => {
@@ -599,11 +589,11 @@ impl Lanes<'_, '_> {
                 for c in children(e) {
                     let (id, name) = self.temp();
                     let (cty, v) = (rust_type(c.ty), self.lane(c, guarded)?);
-                    binds.push(quote!(let #name: #cty = #v;));
+                    binds.push(code!(let #name: #cty = #v;));
                     placeholders.push(Expr::new(ExprKind::LetVar(id), c.ty));
                 }
                 let op = self.g.expr(&e.with_children(placeholders), f, k);
-                quote!({ #(#binds)* #op })
+                code!({ #(#binds)* #op })
             }
         })
     }
@@ -762,45 +752,45 @@ impl Lanes<'_, '_> {
     /// (code bound before the lanes, in `loads`): vector loads, operations
     /// of `pipeline::rt::simd` at the kernel's level (`__isa`), and lane
     /// loops for the rest.
-    fn vec(&self, e: &Expr) -> R<TokenStream> {
+    fn vec(&self, e: &Expr) -> R<Code> {
         crate::deep(|| self.vec_here(e))
     }
 
-    fn vec_here(&self, e: &Expr) -> R<TokenStream> {
+    fn vec_here(&self, e: &Expr) -> R<Code> {
         let (f, k) = self.stage.get();
         let w = self.lanes_lit();
         let ty = rust_type(e.ty);
         if self.is_uniform(e) {
             let v = self.g.expr(e, f, k);
-            return Ok(quote!([#v; #w]));
+            return Ok(code!([#v; #w]));
         }
         // `rt::simd`, imported under this name by the entry (`generate`).
-        let simd = quote!(__simd);
-        let bind = |v: TokenStream| {
+        let simd = code!(__simd);
+        let bind = |v: Code| {
             let (_, name) = self.temp();
             self.loads
                 .borrow_mut()
-                .push(quote!(let #name: [#ty; #w] = #v;));
-            Ok(quote!(#name))
+                .push(code!(let #name: [#ty; #w] = #v;));
+            Ok(code!(#name))
         };
         let uni = |x: &Expr| self.g.expr(x, f, k);
         if let Some((a, b)) = self.rounding_average(e) {
             let t = rust_type(a.ty);
             let (x, y) = (self.vec(a)?, self.vec(b)?);
-            let avg = quote!(#simd::Average::<#t>::avg_round(__isa, #x, #y));
+            let avg = code!(#simd::Average::<#t>::avg_round(__isa, #x, #y));
             if a.ty == e.ty {
                 return bind(avg);
             }
             let (_, name) = self.temp();
             self.loads
                 .borrow_mut()
-                .push(quote!(let #name: [#t; #w] = #avg;));
-            return bind(quote!(#simd::Convert::<#t, #ty>::cast(__isa, #name)));
+                .push(code!(let #name: [#t; #w] = #avg;));
+            return bind(code!(#simd::Convert::<#t, #ty>::cast(__isa, #name)));
         }
         match &e.kind {
             ExprKind::Load { source, args, .. } => {
                 if let Some(name) = self.vector_load(e, *source, args) {
-                    return Ok(quote!(#name));
+                    return Ok(code!(#name));
                 }
                 if let Some((.., name)) = self
                     .gathers
@@ -822,20 +812,20 @@ impl Lanes<'_, '_> {
             }
             ExprKind::LetVar(id) => {
                 if let Some(a) = self.vector_lets.borrow().get(id) {
-                    return Ok(quote!(#a));
+                    return Ok(code!(#a));
                 }
             }
             ExprKind::Let { id, value, body } => {
                 if self.is_uniform(value) {
                     let (v, vty, name) = (uni(value), rust_type(value.ty), let_var(*id));
-                    self.loads.borrow_mut().push(quote!(let #name: #vty = #v;));
+                    self.loads.borrow_mut().push(code!(let #name: #vty = #v;));
                 } else {
                     let v = self.vec(value)?;
                     let (_, name) = self.temp();
                     let vty = rust_type(value.ty);
                     self.loads
                         .borrow_mut()
-                        .push(quote!(let #name: [#vty; #w] = #v;));
+                        .push(code!(let #name: [#vty; #w] = #v;));
                     self.vector_lets.borrow_mut().insert(*id, name);
                 }
                 return self.vec(body);
@@ -847,16 +837,16 @@ impl Lanes<'_, '_> {
                 let ExprKind::Binary(op, p, q) = &c.kind else {
                     unreachable!("explicit() admits comparisons only")
                 };
-                let cmp = format_ident!("{}", format!("{op:?}"));
+                let cmp = word!("{}", format!("{op:?}"));
                 let (ct, p, q) = (rust_type(p.ty), self.vec(p)?, self.vec(q)?);
                 let (x, y) = (self.vec(a)?, self.vec(b)?);
-                return bind(quote!(
+                return bind(code!(
                     #simd::Select::<#ct, #ty>::select(__isa, #simd::Cmp::#cmp, #p, #q, #x, #y)
                 ));
             }
             ExprKind::Select(c, a, b) if self.explicit(e) => {
                 let cond = uni(c);
-                let arm = |x: &Expr| -> R<TokenStream> {
+                let arm = |x: &Expr| -> R<Code> {
                     let outer = std::mem::take(&mut *self.loads.borrow_mut());
                     let gathers = self.gathers.borrow().clone();
                     let v = self.vec(x);
@@ -864,10 +854,10 @@ impl Lanes<'_, '_> {
                     // What the arm binds is not visible after it.
                     *self.gathers.borrow_mut() = gathers;
                     let v = v?;
-                    Ok(quote!({ #(#loads)* #v }))
+                    Ok(code!({ #(#loads)* #v }))
                 };
                 let (x, y) = (arm(a)?, arm(b)?);
-                return bind(quote!(if #cond { #x } else { #y }));
+                return bind(code!(if #cond { #x } else { #y }));
             }
             _ if self.explicit(e) => {
                 // SAFETY (of the generated blocks): `__isa` is the token of
@@ -880,22 +870,22 @@ impl Lanes<'_, '_> {
                         let call = match op {
                             BinOp::Shl | BinOp::Shr => {
                                 let s = uni(b);
-                                quote!(#f(__isa, #x, (#s) as u32))
+                                code!(#f(__isa, #x, (#s) as u32))
                             }
                             BinOp::Div if self.is_uniform(b) => match self.f32_reciprocal(a, b) {
                                 Some(m) => {
-                                    let (d, bits) = (uni(b), Literal::u32_suffixed(m.to_bits()));
-                                    let m = quote!(f32::from_bits(#bits));
-                                    quote!(#simd::DivSmall::<#t>::div_small(__isa, #x, #d, #m))
+                                    let (d, bits) = (uni(b), suffixed_lit!(u32, m.to_bits()));
+                                    let m = code!(f32::from_bits(#bits));
+                                    code!(#simd::DivSmall::<#t>::div_small(__isa, #x, #d, #m))
                                 }
                                 None => {
                                     let d = uni(b);
-                                    quote!(__A::div_by(__isa, #x, #d))
+                                    code!(__A::div_by(__isa, #x, #d))
                                 }
                             },
                             _ => {
                                 let y = self.vec(b)?;
-                                quote!(#f(__isa, #x, #y))
+                                code!(#f(__isa, #x, #y))
                             }
                         };
                         bind(call)
@@ -903,15 +893,15 @@ impl Lanes<'_, '_> {
                     ExprKind::Unary(op, a) => {
                         let x = self.vec(a)?;
                         bind(match op {
-                            UnOp::Neg => quote!(__A::neg(__isa, #x)),
-                            UnOp::Abs => quote!(__A::abs(__isa, #x)),
-                            UnOp::Not => quote!(__B::not(__isa, #x)),
+                            UnOp::Neg => code!(__A::neg(__isa, #x)),
+                            UnOp::Abs => code!(__A::abs(__isa, #x)),
+                            UnOp::Not => code!(__B::not(__isa, #x)),
                         })
                     }
                     ExprKind::Cast(a) | ExprKind::SaturatingCast(a) if a.ty == e.ty => self.vec(a),
                     ExprKind::SaturatingCast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
-                        bind(quote!(#simd::SatConvert::<#from, #ty>::saturating_cast(__isa, #x)))
+                        bind(code!(#simd::SatConvert::<#from, #ty>::saturating_cast(__isa, #x)))
                     }
                     ExprKind::Cast(a)
                         if e.ty == Type::U8
@@ -922,11 +912,11 @@ impl Lanes<'_, '_> {
                     }
                     ExprKind::Cast(a) if self.narrows_fitting(a, e.ty) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
-                        bind(quote!(#simd::NarrowFitting::<#from, #ty>::narrow_fitting(__isa, #x)))
+                        bind(code!(#simd::NarrowFitting::<#from, #ty>::narrow_fitting(__isa, #x)))
                     }
                     ExprKind::Cast(a) => {
                         let (from, x) = (rust_type(a.ty), self.vec(a)?);
-                        bind(quote!(#simd::Convert::<#from, #ty>::cast(__isa, #x)))
+                        bind(code!(#simd::Convert::<#from, #ty>::cast(__isa, #x)))
                     }
                     ExprKind::Math(MathFn::Fma, args) => {
                         let (x, y, z) = (
@@ -934,11 +924,11 @@ impl Lanes<'_, '_> {
                             self.vec(&args[1])?,
                             self.vec(&args[2])?,
                         );
-                        bind(quote!(#simd::MulAdd::<#ty>::mul_add(__isa, #x, #y, #z)))
+                        bind(code!(#simd::MulAdd::<#ty>::mul_add(__isa, #x, #y, #z)))
                     }
                     ExprKind::Math(m, args) => {
                         let x = self.vec(&args[0])?;
-                        let m = format_ident!(
+                        let m = word!(
                             "{}",
                             match m {
                                 MathFn::Sqrt => "sqrt",
@@ -947,7 +937,7 @@ impl Lanes<'_, '_> {
                                 _ => "trunc",
                             }
                         );
-                        bind(quote!(#simd::Round::<#ty>::#m(__isa, #x)))
+                        bind(code!(#simd::Round::<#ty>::#m(__isa, #x)))
                     }
                     _ => unreachable!("explicit() admits no other node"),
                 };
@@ -956,7 +946,7 @@ impl Lanes<'_, '_> {
         }
         // A lane loop.
         let (v, zero) = (self.lane(e, false)?, zero(e.ty));
-        bind(quote!({
+        bind(code!({
             let mut __a: [#ty; #w] = [#zero; #w];
             for __i in 0..#w { __a[__i] = #v; }
             __a
@@ -971,7 +961,7 @@ impl Lanes<'_, '_> {
     /// the mathematical value inside the buffer). The point: `x + 1`,
     /// `x + 2`, ... then differ by constants, and the loads at them share one
     /// address computation instead of one sign extension each.
-    fn wide(&self, e: &Expr) -> Option<(TokenStream, u32)> {
+    fn wide(&self, e: &Expr) -> Option<(Code, u32)> {
         const MAX_BITS: u32 = 62;
         if !e.ty.is_int() || e.ty.bits() > 32 {
             return None;
@@ -980,7 +970,7 @@ impl Lanes<'_, '_> {
         // Each piece is a method call's receiver as it is: a cast in
         // parentheses, a literal (a negative one in parentheses), or a
         // chain of method calls. `leaf` takes an operand of `as`.
-        let leaf = |code: TokenStream| Some((parenthesized(quote!(#code as i64)), e.ty.bits()));
+        let leaf = |code: Code| Some((parenthesized(code!(#code as i64)), e.ty.bits()));
         let coord = |c: Coord| match self.coords.borrow().get(&c)? {
             Lane::Uni(t) | Lane::Ramp(t, _) => leaf(t.clone()),
             Lane::Array(_) => None,
@@ -988,7 +978,7 @@ impl Lanes<'_, '_> {
         let out = match &e.kind {
             ExprKind::Int(v) => {
                 let v = i64::try_from(*v).ok()?;
-                let lit: TokenStream = TokenTree::Literal(Literal::i64_suffixed(v)).into();
+                let lit = suffixed_lit!(i64, v);
                 let lit = if v < 0 { parenthesized(lit) } else { lit };
                 Some((lit, 65 - v.unsigned_abs().leading_zeros()))
             }
@@ -996,17 +986,15 @@ impl Lanes<'_, '_> {
             ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
             ExprKind::Unary(UnOp::Neg, a) => {
                 let (a, b) = self.wide(a)?;
-                let a = Frag::new(a);
-                Some((quote!(#a.wrapping_neg()), b))
+                Some((code!(#a.wrapping_neg()), b))
             }
             ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
                 let ((x, bx), (y, by)) = (self.wide(a)?, self.wide(b)?);
                 let bits = bx.max(by) + 1;
-                let (x, y) = (Frag::new(x), Frag::new(y));
                 Some(if *op == BinOp::Add {
-                    (quote!(#x.wrapping_add(#y)), bits)
+                    (code!(#x.wrapping_add(#y)), bits)
                 } else {
-                    (quote!(#x.wrapping_sub(#y)), bits)
+                    (code!(#x.wrapping_sub(#y)), bits)
                 })
             }
             ExprKind::Binary(BinOp::Mul, a, b) => {
@@ -1014,8 +1002,7 @@ impl Lanes<'_, '_> {
                 if a.as_int().is_none() && b.as_int().is_none() {
                     return None;
                 }
-                let (x, y) = (Frag::new(x), Frag::new(y));
-                Some((quote!(#x.wrapping_mul(#y)), bx + by))
+                Some((code!(#x.wrapping_mul(#y)), bx + by))
             }
             _ if self.is_uniform(e) => leaf(operand(e, self.g.expr(e, f, k))),
             _ => None,
@@ -1059,22 +1046,22 @@ fn average_operands(e: &Expr) -> Option<(&Expr, &Expr)> {
 }
 
 /// Lane `__i` of the ramp `base + i * stride` of type `t`.
-fn ramp_lane(base: &TokenStream, stride: i128, t: Type) -> TokenStream {
+fn ramp_lane(base: &Code, stride: i128, t: Type) -> Code {
     let ty = rust_type(t);
     // `base` is a name.
     if stride == 1 {
-        return quote!(#base.wrapping_add(__i as #ty));
+        return code!(#base.wrapping_add(__i as #ty));
     }
     let s = int_lit(t, t.wrap(stride));
-    quote!(#base.wrapping_add((__i as #ty).wrapping_mul(#s)))
+    code!(#base.wrapping_add((__i as #ty).wrapping_mul(#s)))
 }
 
 /// A coordinate `c` (i64) of a folded dimension wraps into the fold.
-fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
+fn wrap_fold(c: Code, fold: Option<i64>) -> Code {
     match fold {
         Some(n) => {
-            let (n, c) = (Literal::i64_suffixed(n), Frag::new(parenthesized(c)));
-            quote!(#c.rem_euclid(#n))
+            let (n, c) = (suffixed_lit!(i64, n), parenthesized(c));
+            code!(#c.rem_euclid(#n))
         }
         None => c,
     }
@@ -1085,19 +1072,19 @@ fn wrap_fold(c: TokenStream, fold: Option<i64>) -> TokenStream {
 /// `__B::shl`); the lanes' type picks the impl. A path, not a method of the
 /// level token: on the generic kernel's token, method calls took rustc
 /// twice as long to type-check.
-fn lane_op(op: BinOp) -> Option<TokenStream> {
+fn lane_op(op: BinOp) -> Option<Code> {
     Some(match op {
-        BinOp::Add => quote!(__A::add),
-        BinOp::Sub => quote!(__A::sub),
-        BinOp::Mul => quote!(__A::mul),
-        BinOp::Div => quote!(__A::div),
-        BinOp::Min => quote!(__A::min),
-        BinOp::Max => quote!(__A::max),
-        BinOp::And => quote!(__B::and),
-        BinOp::Or => quote!(__B::or),
-        BinOp::Xor => quote!(__B::xor),
-        BinOp::Shl => quote!(__B::shl),
-        BinOp::Shr => quote!(__B::shr),
+        BinOp::Add => code!(__A::add),
+        BinOp::Sub => code!(__A::sub),
+        BinOp::Mul => code!(__A::mul),
+        BinOp::Div => code!(__A::div),
+        BinOp::Min => code!(__A::min),
+        BinOp::Max => code!(__A::max),
+        BinOp::And => code!(__B::and),
+        BinOp::Or => code!(__B::or),
+        BinOp::Xor => code!(__B::xor),
+        BinOp::Shl => code!(__B::shl),
+        BinOp::Shr => code!(__B::shr),
         _ => return None,
     })
 }

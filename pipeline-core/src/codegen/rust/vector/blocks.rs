@@ -20,9 +20,9 @@
 //! (`benches/libblur`).
 
 use super::{lane_op, Lanes, R};
+use crate::codegen::code::{suffixed_lit, Code};
 use crate::ir::*;
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use pipeline_code::code;
 
 /// A term of a sum: a `u8` value widened to `u16`, times a weight that
 /// `pmaddubsw` can take (at most 127).
@@ -42,11 +42,11 @@ impl Lanes<'_, '_> {
     }
 
     /// The lanes of `(a as u8)` (see [`Lanes::narrows_in_blocks`]).
-    pub(super) fn narrow_in_blocks(&self, a: &Expr) -> R<TokenStream> {
+    pub(super) fn narrow_in_blocks(&self, a: &Expr) -> R<Code> {
         let v = self.vec_blocks(a)?;
         self.bind_array(
-            quote!(u8),
-            quote!(::pipeline::rt::simd::U8Blocks::narrow_blocks(__isa, #v)),
+            code!(u8),
+            code!(::pipeline::rt::simd::U8Blocks::narrow_blocks(__isa, #v)),
         )
     }
 
@@ -99,24 +99,24 @@ impl Lanes<'_, '_> {
 
     /// `e`'s lanes in block order, as an array `[u16; W]` (for `e` that
     /// [`Lanes::in_blocks`] admits).
-    fn vec_blocks(&self, e: &Expr) -> R<TokenStream> {
+    fn vec_blocks(&self, e: &Expr) -> R<Code> {
         crate::deep(|| self.vec_blocks_here(e))
     }
 
-    fn vec_blocks_here(&self, e: &Expr) -> R<TokenStream> {
+    fn vec_blocks_here(&self, e: &Expr) -> R<Code> {
         // `rt::simd`, imported under this name by the entry (`generate`).
-        let simd = quote!(__simd);
+        let simd = code!(__simd);
         let w = self.lanes_lit();
         if self.is_uniform(e) {
             let (f, k) = self.stage.get();
             let v = self.g.expr(e, f, k);
-            return Ok(quote!([#v; #w]));
+            return Ok(code!([#v; #w]));
         }
-        let u16_ = quote!(u16);
+        let u16_ = code!(u16);
         match &e.kind {
             ExprKind::Cast(x) if x.ty == Type::U8 => {
                 let x = self.vec(x)?;
-                self.bind_array(u16_, quote!(#simd::U8Blocks::widen_blocks(__isa, #x)))
+                self.bind_array(u16_, code!(#simd::U8Blocks::widen_blocks(__isa, #x)))
             }
             ExprKind::Cast(x) => self.vec_blocks(x),
             ExprKind::Binary(BinOp::Add, ..) => {
@@ -126,26 +126,23 @@ impl Lanes<'_, '_> {
                 let mut parts = Vec::new();
                 for (p, q) in pairs {
                     let (x, y) = (self.vec(p.byte)?, self.vec(q.byte)?);
-                    let (wa, wb) = (
-                        Literal::u8_suffixed(p.weight),
-                        Literal::u8_suffixed(q.weight),
-                    );
+                    let (wa, wb) = (suffixed_lit!(u8, p.weight), suffixed_lit!(u8, q.weight));
                     parts.push(self.bind_array(
                         u16_.clone(),
-                        quote!(#simd::U8Blocks::mul_add_pairs(__isa, #x, #y, #wa, #wb)),
+                        code!(#simd::U8Blocks::mul_add_pairs(__isa, #x, #y, #wa, #wb)),
                     )?);
                 }
                 for t in single {
                     let x = self.vec(t.byte)?;
                     let widened = self.bind_array(
                         u16_.clone(),
-                        quote!(#simd::U8Blocks::widen_blocks(__isa, #x)),
+                        code!(#simd::U8Blocks::widen_blocks(__isa, #x)),
                     )?;
                     parts.push(if t.weight == 1 {
                         widened
                     } else {
-                        let c = Literal::u16_suffixed(t.weight as u16);
-                        self.bind_array(u16_.clone(), quote!(__A::mul(__isa, #widened, [#c; #w])))?
+                        let c = suffixed_lit!(u16, t.weight as u16);
+                        self.bind_array(u16_.clone(), code!(__A::mul(__isa, #widened, [#c; #w])))?
                     });
                 }
                 for t in rest {
@@ -153,7 +150,7 @@ impl Lanes<'_, '_> {
                 }
                 let mut sum = parts.remove(0);
                 for p in parts {
-                    sum = self.bind_array(u16_.clone(), quote!(__A::add(__isa, #sum, #p)))?;
+                    sum = self.bind_array(u16_.clone(), code!(__A::add(__isa, #sum, #p)))?;
                 }
                 Ok(sum)
             }
@@ -164,16 +161,16 @@ impl Lanes<'_, '_> {
                     BinOp::Shl | BinOp::Shr => {
                         let s = self.g.expr(b, f, k);
                         let op = lane_op(*op).expect("a shift has a lane operation");
-                        quote!(#op(__isa, #x, (#s) as u32))
+                        code!(#op(__isa, #x, (#s) as u32))
                     }
                     BinOp::Div => {
                         let d = self.g.expr(b, f, k);
-                        quote!(__A::div_by(__isa, #x, #d))
+                        code!(__A::div_by(__isa, #x, #d))
                     }
                     _ => {
                         let y = self.vec_blocks(b)?;
                         let op = lane_op(*op).expect("in_blocks admits no other operator");
-                        quote!(#op(__isa, #x, #y))
+                        code!(#op(__isa, #x, #y))
                     }
                 };
                 self.bind_array(u16_, call)

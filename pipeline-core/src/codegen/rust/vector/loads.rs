@@ -9,7 +9,7 @@ use super::*;
 impl Lanes<'_, '_> {
     /// The view a load of `source` reads, and whether it is the stage's own
     /// func.
-    fn view(&self, source: Source) -> (Ident, bool) {
+    fn view(&self, source: Source) -> (Code, bool) {
         let (f, _) = self.stage.get();
         match source {
             Source::Input(i) => (ident(input_name(i)), false),
@@ -36,16 +36,10 @@ impl Lanes<'_, '_> {
         }
     }
 
-    pub(super) fn load(
-        &self,
-        e: &Expr,
-        source: Source,
-        args: &[Expr],
-        guarded: bool,
-    ) -> R<TokenStream> {
+    pub(super) fn load(&self, e: &Expr, source: Source, args: &[Expr], guarded: bool) -> R<Code> {
         if !guarded {
             if let Some(name) = self.vector_load(e, source, args) {
-                return Ok(quote!(#name[__i]));
+                return Ok(code!(#name[__i]));
             }
         }
         // A gather, or a load only some lanes evaluate: one load per lane.
@@ -57,12 +51,12 @@ impl Lanes<'_, '_> {
             .map(|(d, a)| {
                 let v = self.lane(a, guarded)?;
                 Ok(wrap_fold(
-                    quote!((#v) as i64),
+                    code!((#v) as i64),
                     folds.get(d).copied().flatten(),
                 ))
             })
-            .collect::<R<Vec<TokenStream>>>()?;
-        Ok(self.g.element_load(source, e.ty, &view, quote!([#(#c),*])))
+            .collect::<R<Vec<Code>>>()?;
+        Ok(self.g.element_load(source, e.ty, &view, code!([#(#c),*])))
     }
 
     /// A load evaluated in every lane at coordinates that vary otherwise
@@ -71,7 +65,7 @@ impl Lanes<'_, '_> {
     /// lane's coordinates and offset in scalar code. `None` for folded
     /// storage, for the buffer being written (read through its writer) and
     /// for a `bool` func's bytes (the lane loop converts them).
-    pub(super) fn gather(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+    pub(super) fn gather(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<Code>> {
         let (view, own) = self.view(source);
         if own
             || e.ty == Type::Bool
@@ -86,19 +80,16 @@ impl Lanes<'_, '_> {
         let w = self.lanes_lit();
         let (coords, dense0) = self.offset_args(source, args)?;
         Ok(Some(
-            quote!(unsafe { #view.gather::<_, #w>(__isa, #coords, #dense0) }),
+            code!(unsafe { #view.gather::<_, #w>(__isa, #coords, #dense0) }),
         ))
     }
 
     /// The lanes' coordinates of a load as an array of vectors, and
     /// whether its source's dimension 0 is dense: the arguments that
     /// `View::gather` and `View::tap_offsets` compute offsets from.
-    fn offset_args(&self, source: Source, args: &[Expr]) -> R<(TokenStream, bool)> {
-        let coords = args
-            .iter()
-            .map(|a| self.vec(a))
-            .collect::<R<Vec<TokenStream>>>()?;
-        Ok((quote!([#(#coords),*]), self.stride0(source) == 1))
+    fn offset_args(&self, source: Source, args: &[Expr]) -> R<(Code, bool)> {
+        let coords = args.iter().map(|a| self.vec(a)).collect::<R<Vec<Code>>>()?;
+        Ok((code!([#(#coords),*]), self.stride0(source) == 1))
     }
 
     /// A load that [`Lanes::gather`] would read, when the store reads
@@ -109,7 +100,7 @@ impl Lanes<'_, '_> {
     /// load reads its lanes at them plus its distance from that load
     /// (`View::taps`). `None` for a load [`Lanes::plan_taps`] did not
     /// put in a group.
-    fn tap(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<TokenStream>> {
+    fn tap(&self, e: &Expr, source: Source, args: &[Expr]) -> R<Option<Code>> {
         if !self.tapped.borrow().contains(&(e as *const Expr)) {
             return Ok(None);
         }
@@ -136,7 +127,7 @@ impl Lanes<'_, '_> {
                 let (_, offsets) = self.temp();
                 // SAFETY (of the generated block): this load's lanes are
                 // inside the view, as bounds inference proved.
-                self.loads.borrow_mut().push(quote! {
+                self.loads.borrow_mut().push(code! {
                     let #offsets: [isize; #w] =
                         unsafe { #view.tap_offsets::<_, #w>(__isa, #coords, #dense0) };
                 });
@@ -153,13 +144,13 @@ impl Lanes<'_, '_> {
         let k = consts
             .iter()
             .zip(&group.base)
-            .map(|(a, b)| Literal::i64_unsuffixed((a - b) as i64));
+            .map(|(a, b)| unsuffixed_lit!((a - b) as i64));
         let offsets = &group.offsets;
         // SAFETY (of the generated block): each lane reads the element at
         // its own coordinates, which bounds inference proved inside the
         // view: the group's offsets of those coordinates less the
         // constants, plus the constants' distance in memory.
-        Ok(Some(quote!(unsafe {
+        Ok(Some(code!(unsafe {
             #view.taps::<#w>(&#offsets, #view.tap_delta([#(#k),*]))
         })))
     }
@@ -331,7 +322,7 @@ impl Lanes<'_, '_> {
     /// The array of load `e`'s phase when it belongs to a group of
     /// [`Lanes::plan_phases`], the group's one read emitted at its first
     /// load.
-    fn phase_load(&self, e: &Expr) -> Option<Ident> {
+    fn phase_load(&self, e: &Expr) -> Option<Code> {
         let (id, phase) = *self.phase_of.borrow().get(&(e as *const Expr))?;
         if let Some(names) = &self.phase_groups.borrow()[id].names {
             return Some(names[phase].clone());
@@ -344,32 +335,32 @@ impl Lanes<'_, '_> {
         let (view, _) = self.view(*source);
         let folds = self.folds(*source);
         let fold = |d: usize| folds.get(d).copied().flatten();
-        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        let ramps: Vec<Option<(Code, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
         let (r, stride0) = self.memory_step(*source, args)?;
         let c = self.lane0(args, &ramps, &fold);
         let w = self.lanes_lit();
         let ty = rust_type(anchor.ty);
-        let s = Literal::usize_unsuffixed(step);
+        let s = unsuffixed_lit!(step);
         // The group's `S N` elements run from the anchor's first lane to
         // the last lane of the load at the highest phase.
         let ptr = match stride0 {
             1 => {
-                let n = Literal::usize_unsuffixed(step * self.w);
-                quote!(#view.dense_ptr(__c, #n))
+                let n = unsuffixed_lit!(step * self.w);
+                code!(#view.dense_ptr(__c, #n))
             }
             _ => {
                 let r = r as i64;
-                quote!(#view.lanes_ptr(__c, #r, #w))
+                code!(#view.lanes_ptr(__c, #r, #w))
             }
         };
         if step > 2 {
             self.g.byte_permutes.set(true);
         }
-        let names: Vec<Ident> = (0..step).map(|_| self.temp().1).collect();
+        let names: Vec<Code> = (0..step).map(|_| self.temp().1).collect();
         // SAFETY (of the generated block): every element read is a lane of
         // one of the group's loads, which bounds inference proved inside
         // the view.
-        self.loads.borrow_mut().push(quote! {
+        self.loads.borrow_mut().push(code! {
             let [#(#names),*]: [[#ty; #w]; #s] = {
                 let __c = #c;
                 unsafe {
@@ -386,7 +377,7 @@ impl Lanes<'_, '_> {
     /// A load evaluated in every lane as one dense or strided vector load,
     /// bound to an array before the lanes, when its first coordinate is a
     /// ramp (not folded) and the others are uniform.
-    pub(super) fn vector_load(&self, e: &Expr, source: Source, args: &[Expr]) -> Option<Ident> {
+    pub(super) fn vector_load(&self, e: &Expr, source: Source, args: &[Expr]) -> Option<Code> {
         if e.ty == Type::Bool {
             // A `bool` func's buffer holds bytes: loaded lane by lane.
             return None;
@@ -400,7 +391,7 @@ impl Lanes<'_, '_> {
         if fold(0).is_some() {
             return None;
         }
-        let ramps: Vec<Option<(TokenStream, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
+        let ramps: Vec<Option<(Code, i128)>> = args.iter().map(|a| self.ramp(a)).collect();
         if !ramps[1..].iter().all(|r| matches!(r, Some((_, 0)))) {
             return None;
         }
@@ -412,11 +403,11 @@ impl Lanes<'_, '_> {
         // read from the first lane's element.
         let stride0 = self.stride0(source);
         let step = ramps[0].as_ref().map(|(_, r)| r * stride0 as i128);
-        let span_ptr = |span: &Literal| match stride0 {
-            1 => quote!(#view.dense_ptr(__c, #span)),
+        let span_ptr = |span: &Code| match stride0 {
+            1 => code!(#view.dense_ptr(__c, #span)),
             _ => {
                 let r = ramps[0].as_ref().map_or(0, |(_, r)| *r as i64);
-                quote!(#view.lanes_ptr(__c, #r, #w))
+                code!(#view.lanes_ptr(__c, #r, #w))
             }
         };
         // SAFETY (of the generated blocks): every lane is an iteration of
@@ -434,15 +425,15 @@ impl Lanes<'_, '_> {
                 if let Source::Input(_) = source {
                     self.prefetch_next_row(&view, args, &c);
                 }
-                quote!(unsafe { #view.load_dense(#c) })
+                code!(unsafe { #view.load_dense(#c) })
             }
             // Stride 2: one dense load of the span from the first lane to
             // the last (inside the box bounds inference proved inside the
             // view, like both ends), deinterleaved.
             (_, Some(2)) if !own => {
                 let c = self.lane0(args, &ramps, &fold);
-                let ptr = span_ptr(&Literal::usize_unsuffixed(2 * self.w - 1));
-                quote!({
+                let ptr = span_ptr(&unsuffixed_lit!(2 * self.w - 1));
+                code!({
                     let __c = #c;
                     unsafe {
                         ::pipeline::rt::simd::Deinterleave::<#ty>::load_every_2nd::<#w>(
@@ -456,8 +447,8 @@ impl Lanes<'_, '_> {
             // from the last lane's coordinate, reversed in registers.
             (Some((_, -1)), Some(-1)) => {
                 let c = self.lane0(args, &ramps, &fold);
-                let last = Literal::i64_suffixed(self.w as i64 - 1);
-                quote!({
+                let last = suffixed_lit!(i64, self.w as i64 - 1);
+                code!({
                     let mut __c = #c;
                     __c[0] -= #last;
                     ::pipeline::rt::simd::Reverse::<#ty>::reverse::<#w>(
@@ -473,10 +464,10 @@ impl Lanes<'_, '_> {
                 self.g.byte_permutes.set(true);
                 let c = self.lane0(args, &ramps, &fold);
                 let s = s as usize;
-                let span = Literal::usize_unsuffixed((self.w - 1) * s + 1);
+                let span = unsuffixed_lit!((self.w - 1) * s + 1);
                 let ptr = span_ptr(&span);
-                let s = Literal::usize_unsuffixed(s);
-                quote!({
+                let s = unsuffixed_lit!(s);
+                code!({
                     let __c = #c;
                     unsafe {
                         ::pipeline::rt::simd::Deinterleave::<#ty>::load_every::<#w, #span, #s>(
@@ -488,15 +479,15 @@ impl Lanes<'_, '_> {
             }
             (Some((_, s)), _) if *s != 0 && !own => {
                 let c = self.lane0(args, &ramps, &fold);
-                let s = Literal::i64_suffixed(*s as i64);
-                quote!(unsafe { #view.load_strided::<#w>(#c, #s) })
+                let s = suffixed_lit!(i64, *s as i64);
+                code!(unsafe { #view.load_strided::<#w>(#c, #s) })
             }
             _ => return None,
         };
         let (_, name) = self.temp();
         self.loads
             .borrow_mut()
-            .push(quote!(let #name: [#ty; #w] = #v;));
+            .push(code!(let #name: [#ty; #w] = #v;));
         Some(name)
     }
 
@@ -510,9 +501,9 @@ impl Lanes<'_, '_> {
         &self,
         source: Source,
         args: &[Expr],
-        ramps: &[Option<(TokenStream, i128)>],
+        ramps: &[Option<(Code, i128)>],
         fold: &dyn Fn(usize) -> Option<i64>,
-    ) -> Option<TokenStream> {
+    ) -> Option<Code> {
         let (view, own) = self.view(source);
         if own || self.stride0(source) != 1 || ramps[0].is_some() || args[0].ty != Type::I32 {
             return None;
@@ -531,15 +522,15 @@ impl Lanes<'_, '_> {
         };
         // Euclidean division by 2 is a floor: an arithmetic shift, and the
         // parity is the low bit, also of negative coordinates.
-        let k = Literal::i64_suffixed(i64::try_from(k).ok()?);
-        let first = quote!(((((#base) as i64) >> 1) + #k));
+        let k = suffixed_lit!(i64, i64::try_from(k).ok()?);
+        let first = code!(((((#base) as i64) >> 1) + #k));
         let mut ramps = ramps.to_vec();
         ramps[0] = Some((first, 0));
         let c = self.lane0(args, &ramps, fold);
         let w = self.lanes_lit();
         // SAFETY (of the generated block): each element read is a lane's,
         // whose coordinates bounds inference proved inside the view.
-        Some(quote!({
+        Some(code!({
             let __c = #c;
             unsafe { #view.load_doubled::<_, #w>(__isa, __c, (((#base) as i64) & 1) != 0) }
         }))
@@ -555,8 +546,8 @@ impl Lanes<'_, '_> {
         &self,
         source: Source,
         args: &[Expr],
-        ramps: &[Option<(TokenStream, i128)>],
-    ) -> Option<TokenStream> {
+        ramps: &[Option<(Code, i128)>],
+    ) -> Option<Code> {
         let Source::Input(input) = source else {
             return None;
         };
@@ -580,12 +571,12 @@ impl Lanes<'_, '_> {
         let (min, extent) = (self.g.expr(min, f, k), self.g.expr(extent, f, k));
         let rest = ramps[1..].iter().map(|r| {
             let (b, _) = r.as_ref().expect("checked uniform");
-            quote!((#b) as i64)
+            code!((#b) as i64)
         });
         let w = self.lanes_lit();
         // SAFETY (of the generated block): the clamped region is the
         // input's, which the entry checked.
-        Some(quote!({
+        Some(code!({
             let __c = [(#base) as i64, #(#rest),*];
             unsafe { #view.load_dense_clamped::<#w>(__c, #min, #extent) }
         }))
@@ -597,7 +588,7 @@ impl Lanes<'_, '_> {
     /// next row is what a later iteration of the loop around reads: its
     /// lines are then on their way while this row computes, also across
     /// 4 KiB pages, where the hardware's streaming prefetcher stops.
-    fn prefetch_next_row(&self, view: &Ident, args: &[Expr], c: &TokenStream) {
+    fn prefetch_next_row(&self, view: &Code, args: &[Expr], c: &Code) {
         if args.len() < 2 {
             return;
         }
@@ -613,7 +604,7 @@ impl Lanes<'_, '_> {
         self.prefetched.borrow_mut().push(key);
         self.loads
             .borrow_mut()
-            .push(quote!(#view.prefetch_next_row(#c);));
+            .push(code!(#view.prefetch_next_row(#c);));
     }
 
     /// `[i64; N]` of lane 0 of coordinates `args` that are ramps (folded
@@ -621,19 +612,19 @@ impl Lanes<'_, '_> {
     pub(super) fn lane0(
         &self,
         args: &[Expr],
-        ramps: &[Option<(TokenStream, i128)>],
+        ramps: &[Option<(Code, i128)>],
         fold: &dyn Fn(usize) -> Option<i64>,
-    ) -> TokenStream {
+    ) -> Code {
         let c = args.iter().zip(ramps).enumerate().map(|(d, (a, r))| {
             let (base, _) = r
                 .as_ref()
                 .expect("coordinates of a vector access are ramps");
             let c = match crate::deep(|| self.wide(a)) {
                 Some((w, _)) => w,
-                None => quote!((#base) as i64),
+                None => code!((#base) as i64),
             };
             wrap_fold(c, fold(d))
         });
-        quote!([#(#c),*])
+        code!([#(#c),*])
     }
 }
