@@ -12,7 +12,7 @@ pub(crate) fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
     if let Stmt::Store { args, value, .. } = s {
         args.iter().chain([value]).for_each(&mut *f);
     }
-    s.children().into_iter().for_each(|c| each_store_expr(c, f));
+    s.children().iter().for_each(|c| each_store_expr(c, f));
 }
 
 /// When a vectorized loop runs all its lanes ([`lanes_of`]).

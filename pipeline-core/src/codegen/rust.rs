@@ -1216,7 +1216,7 @@ fn has_vector_loop(s: &Stmt) -> bool {
             kind: LoopKind::Vectorized,
             ..
         }
-    ) || s.children().into_iter().any(has_vector_loop)
+    ) || s.children().iter().any(has_vector_loop)
 }
 
 fn tuple_or_single(tys: Vec<Code>, vals: Vec<Code>) -> (Code, Code) {

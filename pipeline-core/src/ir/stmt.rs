@@ -207,15 +207,15 @@ impl Stmt {
 
     /// The statements directly inside this one, in order (the read-only
     /// counterpart of [`Stmt::map_children`]).
-    pub fn children(&self) -> Vec<&Stmt> {
+    pub fn children(&self) -> &[Stmt] {
         match self {
             Stmt::For { body, .. }
             | Stmt::Allocate { body, .. }
             | Stmt::LetSym { body, .. }
             | Stmt::LetCoord { body, .. }
-            | Stmt::If { body, .. } => vec![body],
-            Stmt::Block(stmts) => stmts.iter().collect(),
-            Stmt::Store { .. } | Stmt::CopyToOutput { .. } => Vec::new(),
+            | Stmt::If { body, .. } => std::slice::from_ref(&**body),
+            Stmt::Block(stmts) => stmts,
+            Stmt::Store { .. } | Stmt::CopyToOutput { .. } => &[],
         }
     }
 

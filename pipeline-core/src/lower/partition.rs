@@ -557,7 +557,7 @@ fn loops_in(s: &Stmt, v: &LoopVar) -> HashMap<LoopVar, Option<Interval>> {
         if let Stmt::For { var, min, max, .. } = s {
             out.push((var, min, max));
         }
-        s.children().into_iter().for_each(|c| all(c, out));
+        s.children().iter().for_each(|c| all(c, out));
     }
     let mut loops = Vec::new();
     all(s, &mut loops);

@@ -388,7 +388,7 @@ fn stmt_uses_loop(s: &Stmt, v: &LoopVar) -> bool {
 /// Calls `f` on every expression of `s` and of the statements inside it.
 fn each_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
     s.own_exprs().into_iter().for_each(&mut *f);
-    s.children().into_iter().for_each(|c| each_expr(c, f));
+    s.children().iter().for_each(|c| each_expr(c, f));
 }
 
 /// `f` if `e` is `xo * f`.

@@ -223,8 +223,7 @@ fn indent(text: &str, pad: &str) -> String {
 }
 
 fn has_gpu_loop(s: &Stmt) -> bool {
-    matches!(s, Stmt::For { kind, .. } if kind.is_gpu())
-        || s.children().into_iter().any(has_gpu_loop)
+    matches!(s, Stmt::For { kind, .. } if kind.is_gpu()) || s.children().iter().any(has_gpu_loop)
 }
 
 impl Program<'_> {
@@ -268,7 +267,7 @@ impl Program<'_> {
                     false
                 });
             }
-            s.children().into_iter().for_each(|c| walk(c, out));
+            s.children().iter().for_each(|c| walk(c, out));
         }
         let mut read = BTreeSet::new();
         walk(s, &mut read);

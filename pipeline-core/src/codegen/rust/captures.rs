@@ -173,7 +173,7 @@ mod tests {
             out.push(s);
             return;
         }
-        s.children().into_iter().for_each(|c| stages_of(c, f, out));
+        s.children().iter().for_each(|c| stages_of(c, f, out));
     }
 
     #[test]

@@ -251,7 +251,7 @@ fn funcs_written(s: &Stmt, out: &mut Vec<FuncId>) {
     if let Stmt::Store { func, .. } | Stmt::Allocate { func, .. } = s {
         out.push(*func);
     }
-    s.children().into_iter().for_each(|c| funcs_written(c, out));
+    s.children().iter().for_each(|c| funcs_written(c, out));
 }
 
 /// Calls `f` on every expression of `s` that each execution of `s`

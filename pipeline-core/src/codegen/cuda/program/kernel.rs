@@ -40,7 +40,7 @@ fn has_update(s: &Stmt) -> bool {
             update: Some(_),
             ..
         }
-    ) || s.children().into_iter().any(has_update)
+    ) || s.children().iter().any(has_update)
 }
 
 /// Two nests of GPU loops where one kernel needs one.
