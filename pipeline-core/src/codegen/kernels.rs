@@ -222,7 +222,7 @@ pub fn kernels(
     let mut arms = Vec::new();
     for (level, (_, variant)) in X86_LEVELS.iter().enumerate() {
         if let Some(&k) = own.iter().rev().find(|&&k| k <= level) {
-            let (token, variant) = (word!("{}", X86_LEVELS[k].1), word!("{}", variant));
+            let (token, variant) = (Code::word(X86_LEVELS[k].1), Code::word(*variant));
             // SAFETY: `isa()` reports only levels the processor supports, and
             // each level has the features of every level below it.
             arms.push(code! {

@@ -95,7 +95,7 @@ pub fn cuda_entry(cp: &CheckedPipeline, gpu: Gpu, cpu_bounds: bool) -> Code {
         (bounds, code!(__cuda::bounds))
     };
     let p = &l.pipeline;
-    let launcher = word!("{}", symbol);
+    let launcher = Code::word(symbol);
     let label = &name;
     // The call of the launcher, with each image as the launcher reads it:
     // its origin's element, then (min, extent, stride) per dimension.

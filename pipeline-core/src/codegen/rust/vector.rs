@@ -837,7 +837,7 @@ impl Lanes<'_, '_> {
                 let ExprKind::Binary(op, p, q) = &c.kind else {
                     unreachable!("explicit() admits comparisons only")
                 };
-                let cmp = word!("{}", format!("{op:?}"));
+                let cmp = word!("{op:?}");
                 let (ct, p, q) = (rust_type(p.ty), self.vec(p)?, self.vec(q)?);
                 let (x, y) = (self.vec(a)?, self.vec(b)?);
                 return bind(code!(
