@@ -13,7 +13,7 @@
 //! A run of literal tokens is written by `crate::codegen::code::push`, an
 //! interpolation `#var` by `crate::codegen::code::Emit::emit(&var, ..)`;
 //! both put a space before their text where it and the text before it
-//! need one ([`needs_space`], the same rule as pipeline-core's), and
+//! need one (`spacing.rs`, which pipeline-core gets from [`spacing_rule!`]), and
 //! inside a run the spaces are fixed here. The compiler lexes back the
 //! tokens `quote!` would build, their spacing (joint or alone) included:
 //! marks are separated but inside an operator (`::`, `->`, split from its
@@ -48,25 +48,16 @@ pub fn code(input: TokenStream) -> TokenStream {
     .unwrap()
 }
 
-/// Whether a token that ends in byte `a` and the one after it, which
-/// starts with `b`, need a space between them to lex as themselves: two
-/// words (an identifier, keyword or literal: `as u8`, `1u8 as`, and
-/// `"s" x`, whose `x` would be the string's suffix), a word and `#` (a
-/// reserved prefix), two marks (which the compiler would make one
-/// operator, or joint), a mark and a lifetime or character, and a number
-/// and `.` (`0 .1` is no float). pipeline-core's `codegen::code` has the
-/// same rule for the text it joins at run time.
-fn needs_space(a: u8, b: u8) -> bool {
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-    let quote = |c: u8| c == b'"' || c == b'\'';
-    let mark = |c: u8| {
-        c.is_ascii_punctuation()
-            && !quote(c)
-            && !matches!(c, b'(' | b')' | b'[' | b']' | b'{' | b'}')
-    };
-    ((word(a) || quote(a)) && (word(b) || quote(b) || b == b'#'))
-        || (mark(a) && (mark(b) || b == b'\''))
-        || (a.is_ascii_digit() && b == b'.')
+mod spacing {
+    include!("spacing.rs");
+}
+use spacing::needs_space;
+
+/// pipeline-core's copy of [`needs_space`], for the text it joins at run
+/// time: the same source, so the two halves cannot disagree.
+#[proc_macro]
+pub fn spacing_rule(_: TokenStream) -> TokenStream {
+    include_str!("spacing.rs").parse().unwrap()
 }
 
 /// The statements that write one `code!`'s text into `__code`.

@@ -62,10 +62,6 @@ impl Code {
         &self.0
     }
 
-    pub fn into_text(self) -> String {
-        self.0
-    }
-
     /// Appends `more`, as `quote!`'s `extend` appends tokens.
     pub fn extend(&mut self, more: impl IntoIterator<Item = Code>) {
         for c in more {
@@ -77,37 +73,9 @@ impl Code {
     pub fn push(&mut self, more: &Code) {
         push(&mut self.0, &more.0);
     }
-
-    /// `self` in parentheses.
-    pub fn parenthesized(&self) -> Code {
-        let mut s = String::with_capacity(self.0.len() + 2);
-        s.push('(');
-        s.push_str(&self.0);
-        s.push(')');
-        Code(s)
-    }
 }
 
-/// Whether a token that ends in byte `a` and the one after it, which
-/// starts with `b`, need a space between them to lex as themselves: two
-/// words (an identifier, keyword or literal: `as u8`, `1u8 as`, and
-/// `"s" x`, whose `x` would be the string's suffix), a word and `#` (a
-/// reserved prefix), two marks (which the compiler would make one
-/// operator, or joint), a mark and a lifetime or character, and a number
-/// and `.` (`0 .1` is no float). The `code!` macro applies the same rule
-/// to the tokens it writes.
-pub fn needs_space(a: u8, b: u8) -> bool {
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-    let quote = |c: u8| c == b'"' || c == b'\'';
-    let mark = |c: u8| {
-        c.is_ascii_punctuation()
-            && !quote(c)
-            && !matches!(c, b'(' | b')' | b'[' | b']' | b'{' | b'}')
-    };
-    ((word(a) || quote(a)) && (word(b) || quote(b) || b == b'#'))
-        || (mark(a) && (mark(b) || b == b'\''))
-        || (a.is_ascii_digit() && b == b'.')
-}
+pipeline_code::spacing_rule!();
 
 /// A space at the end of `out` if its last token and one that starts with
 /// `first` need one ([`needs_space`]).
@@ -132,7 +100,11 @@ pub fn push(out: &mut String, text: &str) {
 
 /// `code` in parentheses.
 pub(crate) fn parenthesized(code: Code) -> Code {
-    code.parenthesized()
+    let mut s = String::with_capacity(code.0.len() + 2);
+    s.push('(');
+    s.push_str(&code.0);
+    s.push(')');
+    Code(s)
 }
 
 impl FromIterator<Code> for Code {
@@ -215,13 +187,6 @@ impl Emit for String {
 impl Emit for bool {
     fn emit(&self, out: &mut String) {
         push(out, if *self { "true" } else { "false" });
-    }
-}
-
-/// A user's identifier (a pipeline's or a parameter's name), as written.
-impl Emit for proc_macro2::Ident {
-    fn emit(&self, out: &mut String) {
-        push(out, &self.to_string());
     }
 }
 

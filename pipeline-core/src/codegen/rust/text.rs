@@ -38,18 +38,20 @@ pub(crate) fn tokens(lex: Option<Lexer>, code: &Code) -> TokenStream {
 mod tests {
     use super::*;
 
+    /// A lexer that shows it was called: the text's tokens after a
+    /// marker.
     fn lex(text: &str) -> Option<TokenStream> {
-        text.parse().ok()
+        format!("lexed {text}").parse().ok()
     }
 
-    /// Code handed over by a lexer is the code written, and so is code
-    /// lexed without one.
+    /// Code goes through the compiler's lexer where there is one, and is
+    /// lexed by proc-macro2 where there is none.
     #[test]
-    fn code_handed_over_is_the_code_written() {
+    fn code_is_handed_over_through_the_lexer_given() {
         let code = Code::word("let __x: i64 = -3i64.wrapping_add(0x10); a::<u8, 2>(&b[..], \"s\\\"t\", 'c', 0.25f32)?;");
-        let want: TokenStream = code.as_str().parse().unwrap();
-        assert_eq!(tokens(Some(lex), &code).to_string(), want.to_string());
-        assert_eq!(tokens(None, &code).to_string(), want.to_string());
+        let own: TokenStream = code.as_str().parse().unwrap();
+        assert_eq!(tokens(Some(lex), &code).to_string(), format!("lexed {own}"));
+        assert_eq!(tokens(None, &code).to_string(), own.to_string());
     }
 
     /// Text that does not lex is an error at the invocation, not a panic.
