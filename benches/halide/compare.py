@@ -62,8 +62,8 @@ What it does, in one run:
    PIPELINE_SCHEDULE=tuned and PIPELINE_SCHEDULE_CACHE=benches/halide/tuned-schedules.toml
    (what `cargo pipeline tune` found for these pipelines; blocks read as
    facts), checks its outputs against the hand-scheduled ones, times it in
-   the same rounds and prints it against ours auto and Halide's hand
-   schedules.
+   the same rounds (right before or after ours auto, the order alternating)
+   and prints it against ours auto and Halide's hand schedules.
 8. Runs benches/libblur (skip with --no-libblur), and again with ours
    built with PIPELINE_SCHEDULE=auto unless --no-auto: our blurs beside libblur's,
    the crate a Rust user would pick instead, on a 3840x2160 image, alternating
@@ -942,23 +942,26 @@ def main():
             their_ms[name].append(median_ms)
             their_best[name] = min(their_best[name], min_ms)
             print(f"halide {name} (round {r + 1}): median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
-        if auto_on:
-            if r > 0:
-                again = run_ours(names, args.runs, threads, dump=False, auto=True)[0]
+        # Ours auto and ours tuned back to back, their order alternating by
+        # round, so that their ratio sees one state of this shared machine
+        # (with Halide's auto-schedulers between them, identical code read
+        # 0.93-1.02 of itself).
+        if r > 0:
+            kinds = [kind for kind, on in (("auto", auto_on), ("tuned", tuned_on)) if on]
+            if r % 2 == 0:
+                kinds.reverse()
+            for kind in kinds:
+                again = run_ours(names, args.runs, threads, dump=False, auto=kind == "auto", tuned=kind == "tuned")[0]
+                medians, fastest = (ours_auto_ms, ours_auto_best) if kind == "auto" else (ours_tuned_ms, ours_tuned_best)
                 for name in names:
-                    ours_auto_ms[name].append(again[name][1])
-                    ours_auto_best[name] = min(ours_auto_best[name], again[name][2])
+                    medians[name].append(again[name][1])
+                    fastest[name] = min(fastest[name], again[name][2])
+        if auto_on:
             for key, fn in auto_timed.items():
                 median_ms, min_ms = time_ms(fn, args.runs)
                 halide_auto_ms[key].append(median_ms)
                 halide_auto_best[key] = min(halide_auto_best[key], min_ms)
                 print(f"halide {key[0]} {key[1]} (round {r + 1}): median {median_ms:.3f} ms", file=sys.stderr, flush=True)
-
-        if tuned_on and r > 0:
-            again = run_ours(names, args.runs, threads, dump=False, tuned=True)[0]
-            for name in names:
-                ours_tuned_ms[name].append(again[name][1])
-                ours_tuned_best[name] = min(ours_tuned_best[name], again[name][2])
 
     # 4. The table.
     cpu = "unknown CPU"
