@@ -943,9 +943,10 @@ def main():
             their_best[name] = min(their_best[name], min_ms)
             print(f"halide {name} (round {r + 1}): median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
         # Ours auto and ours tuned back to back, their order alternating by
-        # round, so that their ratio sees one state of this shared machine
-        # (with Halide's auto-schedulers between them, identical code read
-        # 0.93-1.02 of itself).
+        # round, so that their ratio sees as nearly one state of this shared
+        # machine as two processes can (with Halide's auto-schedulers between
+        # them, identical code read 0.93-1.02 of itself; back to back, in the
+        # one run so far, 0.93-0.96: no less noise shown yet).
         if r > 0:
             kinds = [kind for kind, on in (("auto", auto_on), ("tuned", tuned_on)) if on]
             if r % 2 == 0:
