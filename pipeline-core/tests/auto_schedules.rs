@@ -225,7 +225,8 @@ fn stencil_chains_slide_down_the_strips_of_their_output() {
         .iter()
         .any(|d| d.starts_with("split(y, yo, yi, ")));
     assert!(out.directives.contains(&"parallel(yo)".to_string()));
-    assert!(out.directives.contains(&"vectorize(x, 16)".to_string()));
+    // A u16 output: 32 lanes fill a 64-byte register.
+    assert!(out.directives.contains(&"vectorize(x, 32)".to_string()));
     // `bx` is needed 2 rows beyond each strip, `by` 1 row (its halo is
     // carried over as the strip slides).
     assert!(
@@ -271,13 +272,41 @@ fn a_reductions_pure_loops_are_vectorized() {
         colsum.directives,
         [
             "compute_root()",
-            "vectorize(x, 8)",
-            "update(0).reorder(x, r).vectorize(x, 8)"
+            "vectorize(x, 16)",
+            "update(0).reorder(x, r).vectorize(x, 16)"
         ],
         "{}",
         plan.report
     );
     agrees(REDUCTION, "columns");
+}
+
+const LOOKUP: &str = "
+    pub fn tone(input: Image<u8, 2>) -> (Image<f32, 2>, Image<f32, 2>) {
+        curve(i) = (i as f32 / 255.0) * (i as f32 / 255.0);
+        mapped(x, y) = curve(input(x, y) as i32);
+        scaled(x, y) = input(x, y) as f32 * 0.5;
+        (mapped, scaled)
+    }";
+
+#[test]
+fn a_func_that_gathers_keeps_32_byte_vectors() {
+    let (p, plan) = plan(LOOKUP, "tone", &Machine::default());
+    // `mapped` reads `curve` at a coordinate computed from the input: a
+    // gather, no faster in wider registers. `scaled` reads at its point.
+    let mapped = of(&p, &plan, "mapped");
+    assert!(
+        mapped.directives.contains(&"vectorize(x, 8)".to_string()),
+        "{}",
+        plan.report
+    );
+    let scaled = of(&p, &plan, "scaled");
+    assert!(
+        scaled.directives.contains(&"vectorize(x, 16)".to_string()),
+        "{}",
+        plan.report
+    );
+    agrees(LOOKUP, "tone");
 }
 
 const SCAN: &str = "
@@ -326,11 +355,11 @@ fn small_pyramid_levels_are_not_split_into_more_tasks_than_rows() {
     // strips of 8 rows, the others too small to share out.
     let text = &lowered.schedule;
     assert!(
-        text.contains("l1.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);"),
+        text.contains("l1.split(y, yo, yi, 8).parallel(yo).vectorize(x, 16);"),
         "{text}"
     );
-    assert!(text.contains("l2.vectorize(x, 8);"), "{text}");
-    assert!(text.contains("l3.vectorize(x, 8);"), "{text}");
+    assert!(text.contains("l2.vectorize(x, 16);"), "{text}");
+    assert!(text.contains("l3.vectorize(x, 16);"), "{text}");
     agrees(PYRAMID, "levels");
 }
 

@@ -181,6 +181,22 @@ pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
     ok
 }
 
+/// `f`'s definition reads some func or input at a coordinate that is not
+/// its own variable shifted or scaled (one computed from data, as a
+/// bilateral grid's slice or a lookup table does): each lane may load from
+/// its own address. Gathers do not get faster with wider registers (one
+/// element a cycle or so at any width), while wider vectors of the rest
+/// need more registers: such a func keeps 32-byte vectors.
+pub fn gathers(p: &Pipeline, f: FuncId) -> bool {
+    let mut found = false;
+    p.funcs[f].pure.visit(&mut |n| {
+        if let ExprKind::Load { args, .. } = &n.kind {
+            found |= args.iter().any(|a| coord(a) == Coord::Other);
+        }
+    });
+    found
+}
+
 /// The work of evaluating an expression once, in rough units of one
 /// vector operation: a load or an arithmetic operation counts 1, a
 /// transcendental function 20.

@@ -34,9 +34,14 @@ impl Group<'_> {
         self.extents[f].get(d).copied().unwrap_or(0)
     }
 
-    /// As many lanes as a register holds of `f`'s type.
+    /// As many lanes as a register holds of `f`'s type (at most 32 bytes'
+    /// worth where `f` gathers: see [`access::gathers`]).
     fn lanes(&self, f: FuncId) -> usize {
-        (self.machine.vector_bytes / bytes(self.q.funcs[f].ty)).clamp(4, 64)
+        let mut width = self.machine.vector_bytes;
+        if access::gathers(self.q, f) {
+            width = width.min(32);
+        }
+        (width / bytes(self.q.funcs[f].ty)).clamp(4, 64)
     }
 
     /// A variable name for a new loop of the head.
