@@ -309,6 +309,28 @@ fn a_func_that_gathers_keeps_32_byte_vectors() {
     agrees(LOOKUP, "tone");
 }
 
+const REDUCED: &str = "
+    pub fn sums(input: Image<f32, 2>) -> Image<f32, 2> {
+        let clamped = input.clamp_edge();
+        bright(x, y) = clamp(clamped(x, y), 0.0, 1.0);
+        acc(x, y) = 0.0;
+        for r in rdom(0..4) {
+            acc(x, y) += bright(4 * x + r, y);
+        }
+        out(x, y) = acc(x, y) + bright(x, y);
+        out
+    }";
+
+#[test]
+fn a_cheap_func_read_by_a_reduction_is_computed_not_inlined() {
+    let (p, plan) = plan(REDUCED, "sums", &Machine::default());
+    // Inlined, `bright`'s clamps would run in each of the reduction's 4
+    // iterations, its boundary condition included.
+    let bright = of(&p, &plan, "bright");
+    assert_ne!(bright.decision, Decision::Inline, "{}", plan.report);
+    agrees(REDUCED, "sums");
+}
+
 const SCAN: &str = "
     pub fn rows(input: Image<u16, 2>) -> Image<u32, 2> {
         ps(x, y) = input(x, y) as u32;
