@@ -184,9 +184,13 @@ pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
 /// `f`'s definition reads some func or input at a coordinate that is not
 /// its own variable shifted or scaled (one computed from data, as a
 /// bilateral grid's slice or a lookup table does): each lane may load from
-/// its own address. Gathers do not get faster with wider registers (one
-/// element a cycle or so at any width), while wider vectors of the rest
-/// need more registers: such a func keeps 32-byte vectors.
+/// its own address, a load per lane or a gather instruction, neither of
+/// which is expected to go faster in wider registers: such a func keeps
+/// 32-byte vectors. Measured on the one case at hand, the bilateral
+/// grid's slice, the width makes no difference (16 lanes ran at 1.00-1.01
+/// of 8 in `cargo pipeline tune --report`, three runs on a Xeon, where the
+/// same schedule against itself read 0.99-1.00); a lookup table is not
+/// measured yet.
 pub fn gathers(p: &Pipeline, f: FuncId) -> bool {
     let mut found = false;
     p.funcs[f].pure.visit(&mut |n| {
