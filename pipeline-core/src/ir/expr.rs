@@ -263,15 +263,29 @@ impl Drop for Expr {
     /// child this node holds alone is dropped with it; a shared one loses a
     /// reference.
     fn drop(&mut self) {
-        let mut alone = false;
-        self.for_each_child_ref(|c| {
-            alone = alone
-                || match c {
-                    ChildRef::Held(e) => Rc::strong_count(e) == 1 && !e.is_leaf(),
-                    ChildRef::Inline(e) => !e.is_leaf(),
-                }
-        });
-        if !alone {
+        // A direct match, not `for_each_child_ref`: every node of every
+        // rebuilt tree comes through here, in a macro that runs unoptimized
+        // in a default build.
+        let alone = |e: &Rc<Expr>| Rc::strong_count(e) == 1 && !e.is_leaf();
+        let deep = match &self.kind {
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => alone(a),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Let {
+                value: a, body: b, ..
+            } => alone(a) || alone(b),
+            ExprKind::Select(a, b, c)
+            | ExprKind::Boundary {
+                coord: a,
+                min: b,
+                extent: c,
+                ..
+            } => alone(a) || alone(b) || alone(c),
+            ExprKind::Math(_, args) | ExprKind::Load { args, .. } => {
+                args.iter().any(|e| !e.is_leaf())
+            }
+            _ => false,
+        };
+        if !deep {
             return;
         }
         let kind = std::mem::replace(&mut self.kind, ExprKind::Int(0));
@@ -519,9 +533,19 @@ impl Expr {
 
     /// True if the node has no children.
     pub fn is_leaf(&self) -> bool {
-        let mut leaf = true;
-        self.for_each_child(|_| leaf = false);
-        leaf
+        match &self.kind {
+            ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.is_empty(),
+            kind => !matches!(
+                kind,
+                ExprKind::Unary(..)
+                    | ExprKind::Cast(_)
+                    | ExprKind::SaturatingCast(_)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Select(..)
+                    | ExprKind::Let { .. }
+                    | ExprKind::Boundary { .. }
+            ),
+        }
     }
 
     /// A deep copy: every node anew, none shared with `self`. For
@@ -651,6 +675,9 @@ impl Expr {
 
     /// Visits every node, parents before children.
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        if self.is_leaf() {
+            return f(self);
+        }
         crate::deep(|| {
             f(self);
             self.for_each_child(|c| c.visit(f));
@@ -691,6 +718,9 @@ impl Expr {
 
 /// [`Expr::any`] with one `pred` for the whole tree.
 fn any_dyn(e: &Expr, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
+    if e.is_leaf() {
+        return pred(e);
+    }
     crate::deep(|| {
         if pred(e) {
             return true;
@@ -706,5 +736,10 @@ fn any_dyn(e: &Expr, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
 /// as the node was deep (a stack overflow on a sum of 20,000 terms, and
 /// quadratic time).
 fn rewrite_dyn(e: &Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+    // A leaf goes no deeper: no stack check (half the nodes of a tree are
+    // leaves, and the check reads a thread-local).
+    if e.is_leaf() {
+        return f(e.clone());
+    }
     crate::deep(|| e.rewrite_here(f))
 }
