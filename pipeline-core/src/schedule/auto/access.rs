@@ -185,12 +185,14 @@ pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
 /// its own variable shifted or scaled (one computed from data, as a
 /// bilateral grid's slice or a lookup table does): each lane may load from
 /// its own address, a load per lane or a gather instruction, neither of
-/// which is expected to go faster in wider registers: such a func keeps
-/// 32-byte vectors. Measured on the one case at hand, the bilateral
-/// grid's slice, the width makes no difference (16 lanes ran at 1.00-1.01
-/// of 8 in `cargo pipeline tune --report`, three runs on a Xeon, where the
-/// same schedule against itself read 0.99-1.00); a lookup table is not
-/// measured yet.
+/// which goes faster in wider registers: such a func keeps 32-byte
+/// vectors. Measured with `cargo pipeline tune --report` on a Xeon
+/// (3840x2160, two runs each): a u8 image through a 256-entry u8 table
+/// ran 1.15-1.16x slower at 64 lanes than at 32 (a load per lane, and
+/// more lanes to pack); an f32 table read at u16 indices, 16 lanes
+/// against 8 (the gather instruction), 1.01; the bilateral grid's slice,
+/// 16 lanes against 8, 1.00-1.01 (three runs; the same schedule against
+/// itself 0.99-1.00).
 pub fn gathers(p: &Pipeline, f: FuncId) -> bool {
     let mut found = false;
     p.funcs[f].pure.visit(&mut |n| {
