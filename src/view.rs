@@ -369,9 +369,9 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         }
         let offset = self.offsets_i32(isa, &c, dense0);
         // SAFETY: each lane's offset is that of an element inside the view,
-        // below `len` (the caller's promise), readable for the view's
-        // lifetime.
-        unsafe { isa.gather(self.ptr, offset) }
+        // below `len` (the caller's promise), and the view's `len` elements
+        // are readable for its lifetime.
+        unsafe { isa.gather(self.ptr, self.len, offset) }
     }
 
     /// Debug builds' check of the lanes of a gather or of tap offsets:

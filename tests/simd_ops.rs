@@ -901,16 +901,26 @@ fn doubled_loads_repeat_each_element() {
 
 /// [`Gather`] of level `L` on `T` at length `N`: lane `i` must hold the
 /// element at offset `o[i]` of a table, for offsets at random, the first
-/// and the last element included, repeated and out of order.
+/// and the last element included, repeated and out of order; in tables of
+/// 1031 elements and of 1 to 9 (8- and 16-bit elements are read 32 bits at
+/// a time, and those among a table's last 3 bytes from its last 4 bytes,
+/// or one by one in a table shorter than 4 bytes).
 fn gathers<L: Gather<T>, T: Lane, const N: usize>(level: L, m: &mut Mismatches) {
     let mut c = At::<N>::new::<L>(m, name::<T>());
     let mut rng = Rng::new(N as u64 + 7);
-    let table: Vec<T> = rng.noise(1031);
-    let mut offsets: Vec<i32> = (0..4 * N).map(|_| (rng.next() % 1031) as i32).collect();
-    offsets[0] = 0;
-    offsets[1] = 1030;
-    let gather = |o: [i32; N]| unsafe { level.gather(table.as_ptr(), o) };
-    c.one("gather", &offsets, gather, |o| table[o as usize]);
+    for len in [1031, 1, 2, 3, 4, 5, 6, 7, 8, 9] {
+        let table: Vec<T> = rng.noise(len);
+        let mut offsets: Vec<i32> = (0..4 * N)
+            .map(|_| (rng.next() % len as u64) as i32)
+            .collect();
+        offsets[0] = 0;
+        offsets[1] = len as i32 - 1;
+        offsets[N - 1] = len as i32 - 1;
+        let gather = |o: [i32; N]| unsafe { level.gather(table.as_ptr(), table.len(), o) };
+        c.one(&format!("gather (table of {len})"), &offsets, gather, |o| {
+            table[o as usize]
+        });
+    }
 }
 
 #[test]
@@ -918,7 +928,15 @@ fn gathers_read_each_lane_at_its_offset() {
     let mut m = Mismatches::default();
     each_level!(|level| {
         at_lengths!(gathers::<_, u8>(level, &mut m));
+        at_lengths!(gathers::<_, i8>(level, &mut m));
+        at_lengths!(gathers::<_, u16>(level, &mut m));
         at_lengths!(gathers::<_, i16>(level, &mut m));
+        // 8- and 16-bit elements are gathered a register's worth at a time,
+        // then by 8 (16 at AVX-512), then one by one: lengths that reach
+        // the middle step.
+        gathers::<_, u8, 13>(level, &mut m);
+        gathers::<_, u8, 61>(level, &mut m);
+        gathers::<_, u16, 29>(level, &mut m);
         at_lengths!(gathers::<_, u32>(level, &mut m));
         at_lengths!(gathers::<_, i32>(level, &mut m));
         at_lengths!(gathers::<_, f32>(level, &mut m));

@@ -469,15 +469,19 @@ pub trait Upsample<T: Copy + Default>: Copy {
 /// level: a gather (`grid(x / 8, y / 8, z)` in a bilateral grid, a lookup
 /// table at computed indices). By default one load a lane, reading each
 /// offset out of its vector; the AVX2 and AVX-512 levels use their gather
-/// instructions for 32- and 64-bit elements.
+/// instructions for 32- and 64-bit elements, and for 8- and 16-bit ones
+/// read the 32 bits around each element (within `p[..len]`) and shift it
+/// out.
 pub trait Gather<T: Copy + Default>: Copy {
-    /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`.
+    /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`, reading nothing outside
+    /// `p[..len]`.
     ///
     /// # Safety
     ///
-    /// Every `p + o[i]` must be a readable element.
+    /// `p[..len]` must be readable, and every `o[i]` in `0..len`.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    unsafe fn gather<const N: usize>(self, p: *const T, o: [i32; N]) -> [T; N] {
+    unsafe fn gather<const N: usize>(self, p: *const T, len: usize, o: [i32; N]) -> [T; N] {
+        let _ = len;
         // SAFETY: the caller makes every lane's element readable.
         core::array::from_fn(|i| unsafe { p.offset(o[i] as isize).read() })
     }

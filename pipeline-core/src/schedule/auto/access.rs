@@ -186,13 +186,14 @@ pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
 /// bilateral grid's slice or a lookup table does): each lane may load from
 /// its own address, a load per lane or a gather instruction, neither of
 /// which goes faster in wider registers: such a func keeps 32-byte
-/// vectors. Measured with `cargo pipeline tune --report` on a Xeon
-/// (3840x2160, two runs each): a u8 image through a 256-entry u8 table
-/// ran 1.15-1.16x slower at 64 lanes than at 32 (a load per lane, and
-/// more lanes to pack); an f32 table read at u16 indices, 16 lanes
-/// against 8 (the gather instruction), 1.01; the bilateral grid's slice,
-/// 16 lanes against 8, 1.00-1.01 (three runs; the same schedule against
-/// itself 0.99-1.00).
+/// vectors. Measured at the AVX-512 level on a Xeon (3840x2160, `cargo
+/// pipeline tune --report` unless said): a u8 image through a 256-entry u8
+/// table, 64 lanes against 32, ran 1.15-1.16x slower while each lane was
+/// one load, and since the gathers of 8-bit elements use the gather
+/// instruction, 0.95 on noise and 1.11 on a smooth ramp (a bench of its
+/// own); an f32 table read at u16 indices, 16 lanes against 8, 1.00-1.01;
+/// the bilateral grid's slice, 16 lanes against 8, 1.00-1.01 (the same
+/// schedule against itself 0.99-1.00). A wash since, not a loss: kept.
 pub fn gathers(p: &Pipeline, f: FuncId) -> bool {
     let mut found = false;
     p.funcs[f].pure.visit(&mut |n| {
