@@ -1000,7 +1000,7 @@ fn view_gathers<L: Gather<f32> + Arith<i32>, const N: usize>(level: L, m: &mut M
             let op = format!("taps {k:?} ({name})");
             let t = |x: [[i32; 3]; N]| unsafe {
                 let offsets = view.tap_offsets(level, lanes(x), dense0);
-                view.taps(&offsets, view.tap_delta(k.map(i64::from)))
+                view.taps(level, &offsets, view.tap_delta(k.map(i64::from)))
             };
             c.one(&op, &inner, t, |p| load(view, shifted(p)));
         }
@@ -1011,7 +1011,7 @@ fn view_gathers<L: Gather<f32> + Arith<i32>, const N: usize>(level: L, m: &mut M
         .collect();
     let t = |x: [[i32; 3]; N]| unsafe {
         let offsets = strided.tap_offsets(level, lanes(x), false);
-        strided.taps(&offsets, strided.tap_delta([1, 1, -1]))
+        strided.taps(level, &offsets, strided.tap_delta([1, 1, -1]))
     };
     c.one("taps (strided)", &inner, t, |p| {
         load(&strided, [p[0] + 1, p[1] + 1, p[2] - 1])

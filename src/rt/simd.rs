@@ -473,6 +473,10 @@ pub trait Upsample<T: Copy + Default>: Copy {
 /// read the 32 bits around each element (within `p[..len]`) and shift it
 /// out.
 pub trait Gather<T: Copy + Default>: Copy {
+    /// Whether [`crate::View::taps`] reads each tap by [`Gather::gather`]
+    /// (else a load a lane).
+    const TAPS: bool = false;
+
     /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`, reading nothing outside
     /// `p[..len]`.
     ///

@@ -275,13 +275,14 @@ unsafe fn one_by_one<T: Copy, const N: usize>(
 }
 
 macro_rules! gathers {
-    ($($level:ident)*) => {$(
-        gathers!(@types $level; u8 i8 u16 i16 u32 i32 f32 u64 i64 f64);
+    ($($level:ident: $taps:literal)*) => {$(
+        gathers!(@types $level $taps; u8 i8 u16 i16 u32 i32 f32 u64 i64 f64);
     )*};
     // The default load per lane.
     (@lanes $level:ident; $($t:ident)*) => {$( impl Gather<$t> for $level {} )*};
-    (@types $level:ident; $($t:ident)*) => {$(
+    (@types $level:ident $taps:literal; $($t:ident)*) => {$(
         impl Gather<$t> for $level {
+            const TAPS: bool = $taps;
             #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn gather<const N: usize>(self, p: *const $t, len: usize, o: [i32; N]) -> [$t; N] {
                 // SAFETY: the token proves the level; the caller gives the
@@ -291,5 +292,8 @@ macro_rules! gathers {
         }
     )*};
 }
-gathers!(Avx2 Avx512 Avx512Vbmi);
+// Taps by gather at AVX2 only: in an AVX-512 kernel the bilateral grid's
+// slice (8 lanes, 16 taps a vector) ran 1.3x slower with them than with a
+// load a lane (Xeon, 2026-11-28), at AVX2 1.2x faster; see `View::taps`.
+gathers!(Avx2: true Avx512: false Avx512Vbmi: false);
 gathers!(@lanes Sse41; u8 i8 u16 i16 u32 i32 f32 u64 i64 f64);

@@ -151,7 +151,7 @@ impl Lanes<'_, '_> {
         // view: the group's offsets of those coordinates less the
         // constants, plus the constants' distance in memory.
         Ok(Some(code!(unsafe {
-            #view.taps::<#w>(&#offsets, #view.tap_delta([#(#k),*]))
+            #view.taps::<_, #w>(__isa, &#offsets, #view.tap_delta([#(#k),*]))
         })))
     }
 
