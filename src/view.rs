@@ -496,10 +496,12 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
 
     /// `W` elements, lane `i` at offset `offsets[i] + delta`: one tap of
     /// a group ([`View::tap_offsets`]), read by the level's gather where
-    /// the level says so ([`crate::rt::simd::Gather::TAPS`]: AVX2), else
-    /// (and in a view of more than `i32::MAX` elements) a load a lane. On a
-    /// Xeon (2026-11-28), the bilateral grid's slice (8 taps of two grids,
-    /// 8 lanes) made the whole pipeline 1.2x faster at AVX2 by gathers; in
+    /// its lanes fill whole registers of the level
+    /// ([`crate::rt::simd::Gather::TAP_BYTES`]: 32 bytes at AVX2, 64 at
+    /// AVX-512), else (and in a view of more than `i32::MAX` elements) a
+    /// load a lane. On a Xeon (2026-11-28), the bilateral grid's slice (8
+    /// taps of two grids) made the whole pipeline 1.2x faster by gathers at
+    /// 8 lanes in an AVX2 kernel and at 16 in an AVX-512 one; at 8 lanes in
     /// an AVX-512 kernel, 1.3x slower (LLVM spilled and shuffled the
     /// gathered vectors: not understood yet).
     ///
@@ -528,7 +530,7 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
                 self.len
             );
         }
-        if !I::TAPS {
+        if I::TAP_BYTES == 0 || (W * core::mem::size_of::<T>()) % I::TAP_BYTES != 0 {
             // SAFETY: the caller keeps every lane inside the view.
             return core::array::from_fn(|i| unsafe {
                 self.read(offsets[i].wrapping_add(delta) as usize)

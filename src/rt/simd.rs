@@ -473,9 +473,10 @@ pub trait Upsample<T: Copy + Default>: Copy {
 /// read the 32 bits around each element (within `p[..len]`) and shift it
 /// out.
 pub trait Gather<T: Copy + Default>: Copy {
-    /// Whether [`crate::View::taps`] reads each tap by [`Gather::gather`]
-    /// (else a load a lane).
-    const TAPS: bool = false;
+    /// The register width, in bytes, in whose multiples
+    /// [`crate::View::taps`] reads a tap by [`Gather::gather`]; a tap of
+    /// another width goes a load a lane (0: every tap).
+    const TAP_BYTES: usize = 0;
 
     /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`, reading nothing outside
     /// `p[..len]`.
