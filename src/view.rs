@@ -363,41 +363,15 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
         self.check_lanes(&c, dense0);
         if self.len > i32::MAX as usize {
             // SAFETY: the caller keeps every lane inside the view.
-            return unsafe { self.gather_large(&c) };
+            return core::array::from_fn(|i| unsafe {
+                self.load(core::array::from_fn(|d| c[d][i] as i64))
+            });
         }
         let offset = self.offsets_i32(isa, &c, dense0);
         // SAFETY: each lane's offset is that of an element inside the view,
         // below `len` (the caller's promise), and the view's `len` elements
         // are readable for its lifetime.
         unsafe { isa.gather(self.ptr, self.len, offset) }
-    }
-
-    /// [`View::gather`] of a view of more than `i32::MAX` elements: a load
-    /// a lane. Out of line, as [`View::taps_large`] is.
-    ///
-    /// # Safety
-    ///
-    /// As for [`View::gather`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn gather_large<const W: usize>(&self, c: &[[i32; W]; N]) -> [T; W] {
-        // SAFETY: the caller keeps every lane inside the view.
-        core::array::from_fn(|i| unsafe { self.load(core::array::from_fn(|d| c[d][i] as i64)) })
-    }
-
-    /// [`View::taps`] of a view of more than `i32::MAX` elements: a load a
-    /// lane, out of line (inlined beside the gather of the common case, the
-    /// lanes of the two may be joined in scalar registers, as happened to
-    /// the gathers of 8-bit elements).
-    ///
-    /// # Safety
-    ///
-    /// As for [`View::taps`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn taps_large<const W: usize>(&self, offsets: &[isize; W], delta: isize) -> [T; W] {
-        // SAFETY: the caller keeps every lane inside the view.
-        core::array::from_fn(|i| unsafe { self.read(offsets[i].wrapping_add(delta) as usize) })
     }
 
     /// Debug builds' check of the lanes of a gather or of tap offsets:
@@ -530,15 +504,13 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
                 self.len
             );
         }
-        if I::TAP_BYTES == 0 || (W * core::mem::size_of::<T>()) % I::TAP_BYTES != 0 {
+        let whole =
+            I::TAP_BYTES != 0 && (W * core::mem::size_of::<T>()).is_multiple_of(I::TAP_BYTES);
+        if !whole || self.len > i32::MAX as usize {
             // SAFETY: the caller keeps every lane inside the view.
             return core::array::from_fn(|i| unsafe {
                 self.read(offsets[i].wrapping_add(delta) as usize)
             });
-        }
-        if self.len > i32::MAX as usize {
-            // SAFETY: the caller keeps every lane inside the view.
-            return unsafe { self.taps_large(offsets, delta) };
         }
         // Each lane's offset lies in `[0, len)`, so fits `i32`.
         let at = core::array::from_fn(|i| (offsets[i] as i32).wrapping_add(delta as i32));

@@ -475,7 +475,7 @@ pub trait Upsample<T: Copy + Default>: Copy {
 pub trait Gather<T: Copy + Default>: Copy {
     /// The register width, in bytes, in whose multiples
     /// [`crate::View::taps`] reads a tap by [`Gather::gather`]; a tap of
-    /// another width goes a load a lane (0: every tap).
+    /// another width goes a load a lane (and every tap, where this is 0).
     const TAP_BYTES: usize = 0;
 
     /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`, reading nothing outside

@@ -192,8 +192,11 @@ pub fn reads_pointwise(p: &Pipeline, f: FuncId) -> bool {
 /// one load, and since the gathers of 8-bit elements use the gather
 /// instruction, 0.95 on noise and 1.11 on a smooth ramp (a bench of its
 /// own); an f32 table read at u16 indices, 16 lanes against 8, 1.00-1.01;
-/// the bilateral grid's slice, 16 lanes against 8, 1.00-1.01 (the same
-/// schedule against itself 0.99-1.00). A wash since, not a loss: kept.
+/// the bilateral grid's slice, 16 lanes against 8, 1.00-1.01 while its
+/// taps went a load a lane (the same schedule against itself 0.99-1.00),
+/// since they are gathered in whole registers (7474f03) 0.86 on the
+/// tuner's inputs, but 23.0-23.9 ms against 23.0-23.5 on compare.py's
+/// (`halide_compare`). A wash, not a loss: kept.
 pub fn gathers(p: &Pipeline, f: FuncId) -> bool {
     let mut found = false;
     p.funcs[f].pure.visit(&mut |n| {
