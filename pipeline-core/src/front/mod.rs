@@ -1,5 +1,6 @@
 //! The front end: parsing, checking and elaboration of the DSL.
 
+mod chains;
 pub mod check;
 pub mod parse;
 pub mod schedule;

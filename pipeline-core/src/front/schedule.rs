@@ -386,6 +386,17 @@ pub fn check_text(
     pipeline: &CheckedPipeline,
     schedule: &mut Schedule,
 ) -> Result<BlockOptions, Error> {
+    if let Some(stmts) = super::chains::plain_chains(text) {
+        let item = ScheduleItem {
+            name: pipeline.ident.clone(),
+            target: None,
+            body: syn::Block {
+                brace_token: Default::default(),
+                stmts,
+            },
+        };
+        return check_schedule(&item, pipeline, schedule);
+    }
     let block = format!("schedule {} {{\n{text}\n}}", pipeline.ident);
     let program: super::parse::Program = syn::parse_str(&block)?;
     match (
