@@ -48,6 +48,30 @@ pub fn code(input: TokenStream) -> TokenStream {
     .unwrap()
 }
 
+/// A number new to each compilation of the crate that uses it: the
+/// time, the process and a counter, mixed. pipeline-core keys the
+/// expansions its macro remembers across builds with it, so that a macro
+/// built from other sources never reuses an earlier build's code.
+#[proc_macro]
+pub fn build_nonce(_: TokenStream) -> TokenStream {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut x = time
+        ^ (u64::from(std::process::id()) << 32)
+        ^ CALLS
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // A 64-bit mix (splitmix64's finalizer), so that close times differ
+    // in every bit.
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    format!("{x}u64").parse().unwrap()
+}
+
 mod spacing {
     include!("spacing.rs");
 }

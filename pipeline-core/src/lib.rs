@@ -26,6 +26,7 @@ pub mod schedule;
 pub mod tune;
 
 mod hash;
+pub mod memo;
 
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
@@ -322,6 +323,8 @@ pub struct ExpandOptions {
     /// is faster (`codegen::rust::text`). pipeline-core itself never
     /// touches `proc_macro`.
     pub lex: Option<codegen::rust::Lexer>,
+    /// Where the macro remembers expansions across builds ([`memo`]).
+    pub memo: Option<memo::Memo>,
 }
 
 /// [`expand_with_cache`] with options.
@@ -339,13 +342,22 @@ fn expand_here(
     options: ExpandOptions,
 ) -> TokenStream {
     let source = input.to_string();
+    let memo_key = options
+        .memo
+        .and_then(|_| memo::key(&source, cache.as_ref(), options.cuda));
+    if let (Some(m), Some(key)) = (options.memo, &memo_key) {
+        if let Some(out) = (m.get)(key).and_then(|r| memo::replay(&r, &input, options.lex)) {
+            return out;
+        }
+    }
+    let mut recording = memo::Recording::new(&input, memo_key.is_some());
     // The user's tokens, for the algorithm's hash (syn's trees print
     // tokens of their own, and by recursion).
     let tokens = match cache {
         Some(_) => input.clone(),
         None => TokenStream::new(),
     };
-    let program: Program = match syn::parse2(input) {
+    let program: Program = match pass("parse", |_| String::new(), || syn::parse2(input)) {
         Ok(p) => p,
         Err(e) => return e.to_compile_error(),
     };
@@ -452,10 +464,12 @@ fn expand_here(
             match (gpu, gpu_block) {
                 // At the directive at fault where there is one.
                 (Err((e, Some(tokens))), Some(_)) => {
+                    recording.spoil();
                     out.extend(syn::Error::new_spanned(tokens, e).to_compile_error());
                     continue;
                 }
                 (Err((e, None)), Some(block)) => {
+                    recording.spoil();
                     out.extend(syn::Error::new_spanned(&block.name, e).to_compile_error());
                     continue;
                 }
@@ -477,6 +491,7 @@ fn expand_here(
                 // auto-scheduler), so that no error follows from it.
                 Err(message) if !cache_error_reported => {
                     cache_error_reported = true;
+                    recording.spoil();
                     out.extend(syn::Error::new_spanned(&c.ident, message).to_compile_error());
                 }
                 Err(_) => {}
@@ -486,6 +501,7 @@ fn expand_here(
         let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file) {
             Ok(v) => v,
             Err(e) => {
+                recording.spoil();
                 out.extend(e.to_compile_error());
                 continue;
             }
@@ -513,11 +529,12 @@ fn expand_here(
                 ),
                 None => extra.clone(),
             };
-            let gen = pass(
+            let record_cfg = cfg.clone();
+            let generated = pass(
                 "codegen",
                 |_| String::new(),
                 || {
-                    codegen::rust::generate(&codegen::rust::Input {
+                    codegen::rust::generate_text(&codegen::rust::Input {
                         checked: c,
                         pipeline: &lowered.pipeline,
                         bounds: &lowered.bounds,
@@ -533,7 +550,15 @@ fn expand_here(
                     })
                 },
             );
-            out.extend(gen);
+            recording.pipeline(c, record_cfg.as_ref(), &generated);
+            out.extend(codegen::rust::wrap(
+                generated,
+                options.lex,
+                record_cfg,
+                &memo::attr_tokens(&c.attrs),
+                &quote::ToTokens::to_token_stream(&c.vis),
+                &c.ident,
+            ));
         }
     }
     // Cargo rebuilds when these change.
@@ -544,19 +569,26 @@ fn expand_here(
         Some(schedule::cache::CACHE_ENV),
     ];
     for var in tracked.into_iter().flatten() {
-        out.extend(quote::quote! {
+        let t = quote::quote! {
             const _: ::core::option::Option<&str> = ::core::option_env!(#var);
-        });
+        };
+        recording.tokens(&t);
+        out.extend(t);
     }
     // Stable Rust has no tracked paths: the file's bytes in a constant that
     // nothing uses make it an input of the crate, and cargo rebuilds when
     // it changes (ARCHITECTURE.md, *The schedule cache*).
     if let (true, Some(src)) = (tracks_cache, &cache) {
         if let Some(path) = src.path.to_str() {
-            out.extend(quote::quote! {
+            let t = quote::quote! {
                 const _: &[u8] = ::core::include_bytes!(#path);
-            });
+            };
+            recording.tokens(&t);
+            out.extend(t);
         }
+    }
+    if let (Some(m), Some(key), Some(record)) = (options.memo, &memo_key, recording.finish()) {
+        (m.put)(key, &record);
     }
     out
 }

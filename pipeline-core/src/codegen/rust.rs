@@ -15,7 +15,7 @@ mod cuda_entry;
 mod entry;
 mod frag;
 mod hoist;
-mod text;
+pub(crate) mod text;
 mod vector;
 
 pub use cuda_entry::cuda_entry;
@@ -1045,15 +1045,57 @@ impl<'a> Gen<'a> {
 /// name, visibility and attributes, keeps their spans.
 pub fn generate(input: &Input) -> TokenStream {
     let cp = input.checked;
-    let (name, vis, attrs) = (&cp.ident, &cp.vis, &cp.attrs);
+    let attrs = crate::memo::attr_tokens(&cp.attrs);
+    let vis = quote::ToTokens::to_token_stream(&cp.vis);
+    wrap(
+        generate_text(input),
+        input.lex,
+        input.cfg.clone(),
+        &attrs,
+        &vis,
+        &cp.ident,
+    )
+}
+
+/// A pipeline's generated code as text: the entry's parameters and body,
+/// and its module's items.
+pub struct Generated {
+    /// The entry's parameters.
+    pub params: Code,
+    /// The entry's body.
+    pub body: Code,
+    /// The items of the pipeline's module.
+    pub items: Code,
+}
+
+/// The code [`generate`] puts in the entry and the module.
+pub fn generate_text(input: &Input) -> Generated {
     let [params, body, mut items] = generate_parts(input);
     items.push(&input.extra);
+    Generated {
+        params,
+        body,
+        items,
+    }
+}
+
+/// The entry `#vis fn #name` and the module `#vis mod #name` around
+/// `code`, under `cfg` where there is one, with the user's `attrs` on the
+/// entry: what [`generate`] returns.
+pub(crate) fn wrap(
+    code: Generated,
+    lex: Option<Lexer>,
+    cfg: Option<TokenStream>,
+    attrs: &TokenStream,
+    vis: &TokenStream,
+    name: &proc_macro2::Ident,
+) -> TokenStream {
     let [params, body, items] =
-        [params, body, items].map(|c| Frag::new(text::tokens(input.lex, &c)));
-    let cfg = input.cfg.as_ref().map(|c| quote!(#[cfg(#c)]));
+        [code.params, code.body, code.items].map(|c| Frag::new(text::tokens(lex, &c)));
+    let cfg = cfg.map(|c| quote!(#[cfg(#c)]));
     quote! {
         #cfg
-        #(#attrs)*
+        #attrs
         #[allow(unused_parens, unused_variables, unused_mut, unused_braces, unused_imports, unused_unsafe, non_snake_case, clippy::all)]
         #vis fn #name(#params) -> ::core::result::Result<(), ::pipeline::Error> {
             #body
