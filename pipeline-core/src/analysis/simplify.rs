@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 /// Simplifies an expression (see the module docs for the rules).
 pub fn simplify(e: &Expr) -> Expr {
-    e.rewrite(&mut |n| simplify_node(n, false))
+    e.simplify_with(&mut |n| simplify_node(n, false))
 }
 
 /// Applies only the rules that are exact under wrapping arithmetic (constant

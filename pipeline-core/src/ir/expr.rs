@@ -239,12 +239,14 @@ impl MathFn {
 }
 
 /// A typed expression.
-#[derive(Debug, PartialEq)]
 pub struct Expr {
     /// What the expression computes.
     pub kind: ExprKind,
     /// Its type.
     pub ty: Type,
+    /// Whether the node is what [`crate::analysis::simplify::simplify`]
+    /// made of it: simplifying it again changes nothing, and is skipped.
+    simplified: bool,
 }
 
 impl Clone for Expr {
@@ -253,7 +255,23 @@ impl Clone for Expr {
         Expr {
             kind: self.kind.clone(),
             ty: self.ty,
+            simplified: self.simplified,
         }
+    }
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, other: &Expr) -> bool {
+        self.ty == other.ty && self.kind == other.kind
+    }
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expr")
+            .field("kind", &self.kind)
+            .field("ty", &self.ty)
+            .finish()
     }
 }
 
@@ -376,6 +394,7 @@ impl Expr {
     /// An integer constant of type `ty`, wrapped into it.
     pub fn int(ty: Type, v: i128) -> Expr {
         Expr {
+            simplified: false,
             kind: ExprKind::Int(ty.wrap(v)),
             ty,
         }
@@ -395,6 +414,7 @@ impl Expr {
     pub fn float(ty: Type, v: f64) -> Expr {
         let v = if ty == Type::F32 { v as f32 as f64 } else { v };
         Expr {
+            simplified: false,
             kind: ExprKind::Float(v),
             ty,
         }
@@ -403,6 +423,7 @@ impl Expr {
     /// A boolean constant.
     pub fn bool(v: bool) -> Expr {
         Expr {
+            simplified: false,
             kind: ExprKind::Bool(v),
             ty: Type::Bool,
         }
@@ -410,7 +431,11 @@ impl Expr {
 
     /// A leaf or node of the given type.
     pub fn new(kind: ExprKind, ty: Type) -> Expr {
-        Expr { kind, ty }
+        Expr {
+            kind,
+            ty,
+            simplified: false,
+        }
     }
 
     /// A binary operation; the type is bool for comparisons, else `a`'s.
@@ -666,6 +691,25 @@ impl Expr {
     /// have been rewritten and returns its replacement.
     pub fn rewrite(&self, f: &mut impl FnMut(Expr) -> Expr) -> Expr {
         rewrite_dyn(self, f)
+    }
+
+    /// [`Expr::rewrite`] for the simplifier: nodes it made before are
+    /// kept as they are, without a visit, and the nodes it makes are
+    /// marked so.
+    pub(crate) fn simplify_with(&self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+        if self.simplified {
+            return self.clone();
+        }
+        let mut out = if self.is_leaf() {
+            f(self.clone())
+        } else {
+            crate::deep(|| {
+                let kind = self.kind_with_children(true, &mut |e| e.simplify_with(f));
+                f(Expr::new(kind, self.ty))
+            })
+        };
+        out.simplified = true;
+        out
     }
 
     fn rewrite_here(&self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
