@@ -149,7 +149,9 @@ criterion_group!(benches, bench);
 /// does not disturb as it does times:
 /// `EXPANSION_ONCE=100 valgrind --tool=callgrind target/release/deps/expansion-<hash>`
 /// (the binary `cargo bench --bench expansion --no-run` names);
-/// `EXPANSION_PRINT=1` also prints the expansion. `EXPANSION_DUMP=DIR`
+/// `EXPANSION_PRINT=1` also prints the expansion, `EXPANSION_NO_LEX=1`
+/// leaves out lexing the generated text (the compiler's work inside
+/// rustc, proc-macro2's here). `EXPANSION_DUMP=DIR`
 /// writes the expansion of every `pipeline!` body in examples/, tests/ and
 /// benches/ (and both 100-func chains) to DIR, one file each: a change
 /// meant to leave the generated code alone is checked by comparing two
@@ -164,7 +166,19 @@ fn main() {
             .parse()
             .unwrap_or_else(|_| panic!("EXPANSION_ONCE={n} is not a count"));
         let hand = std::env::var_os("EXPANSION_HAND").is_some();
-        let out = black_box(pipeline_core::expand(tokens(&stencil_chain(n, hand))));
+        let input = tokens(&stencil_chain(n, hand));
+        let out = if std::env::var_os("EXPANSION_NO_LEX").is_some() {
+            // The generated text handed to a lexer that drops it: what the
+            // macro does inside rustc, without proc-macro2's own lexer
+            // (which the compiler's replaces there) in the count.
+            let options = pipeline_core::ExpandOptions {
+                lex: Some(|_| Some(TokenStream::new())),
+                ..Default::default()
+            };
+            black_box(pipeline_core::expand_with_options(input, None, options))
+        } else {
+            black_box(pipeline_core::expand(input))
+        };
         if std::env::var_os("EXPANSION_PRINT").is_some() {
             println!("{out}");
         }

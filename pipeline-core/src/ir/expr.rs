@@ -557,19 +557,20 @@ impl Expr {
     }
 
     /// True if the node has no children.
+    // Inlined even without optimization (where every traversal asks it of
+    // every node, and the call cost more than the answer).
+    #[inline(always)]
     pub fn is_leaf(&self) -> bool {
         match &self.kind {
+            ExprKind::Unary(..)
+            | ExprKind::Cast(_)
+            | ExprKind::SaturatingCast(_)
+            | ExprKind::Binary(..)
+            | ExprKind::Select(..)
+            | ExprKind::Let { .. }
+            | ExprKind::Boundary { .. } => false,
             ExprKind::Math(_, args) | ExprKind::Load { args, .. } => args.is_empty(),
-            kind => !matches!(
-                kind,
-                ExprKind::Unary(..)
-                    | ExprKind::Cast(_)
-                    | ExprKind::SaturatingCast(_)
-                    | ExprKind::Binary(..)
-                    | ExprKind::Select(..)
-                    | ExprKind::Let { .. }
-                    | ExprKind::Boundary { .. }
-            ),
+            _ => true,
         }
     }
 
