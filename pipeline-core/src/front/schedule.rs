@@ -127,7 +127,7 @@ pub fn check_schedule(
             cur = &m.receiver;
         }
         chain.reverse();
-        let fname = cur.to_token_stream().to_string().replace(' ', "");
+        let fname = written(cur);
         if let Some(i) = p.inputs.iter().position(|inp| inp.name == fname) {
             if let Err(e) = input_layout(expr, &chain, &fname, p.inputs[i].dims, cuda, schedule, i)
             {
@@ -218,11 +218,7 @@ pub fn check_schedule(
                 ));
                 continue;
             }
-            let args: Vec<String> = m
-                .args
-                .iter()
-                .map(|a| a.to_token_stream().to_string().replace(' ', ""))
-                .collect();
+            let args: Vec<String> = m.args.iter().map(written).collect();
             // Which arguments name existing variables, and which introduce new ones.
             let (uses, defines): (Vec<usize>, Vec<usize>) = match name.as_str() {
                 "split" => (vec![0], vec![1, 2]),
@@ -310,7 +306,7 @@ fn estimate(
     let name = first.to_token_stream().to_string().replace(' ', "");
     let (dims, slot) = if let Some(i) = p.inputs.iter().position(|i| i.name == name) {
         (p.inputs[i].dims, &mut est.inputs[i])
-    } else if let Some(f) = p.funcs.iter().position(|f| f.name.replace(' ', "") == name) {
+    } else if let Some(f) = p.funcs.iter().position(|f| written_as(&f.name, &name)) {
         if !p.outputs.contains(&f) {
             return Err(Error::new_spanned(
                 first,
@@ -410,6 +406,37 @@ pub fn check_text(
             "the text is not the body of one schedule block",
         )),
     }
+}
+
+/// An argument or receiver of a directive as text without spaces, as
+/// names are compared: a plain name or literal directly (the common case,
+/// checked for every directive of every plan), anything else printed.
+fn written(e: &syn::Expr) -> String {
+    match e {
+        syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => {
+            if let Some(id) = p.path.get_ident() {
+                return id.to_string();
+            }
+        }
+        syn::Expr::Lit(l) if l.attrs.is_empty() => {
+            if let syn::Lit::Int(i) = &l.lit {
+                return i.to_string();
+            }
+        }
+        _ => {}
+    }
+    e.to_token_stream().to_string().replace(' ', "")
+}
+
+/// Whether a func named `name` is written `text` in a schedule: its name
+/// without the spaces that print inside a template instance's, `t(f)`.
+/// (Without allocating: the auto-scheduler's plan looks up a func by name
+/// for every `compute_at` and `store_at`.)
+fn written_as(name: &str, text: &str) -> bool {
+    if !name.contains(' ') {
+        return name == text;
+    }
+    name.bytes().filter(|&b| b != b' ').eq(text.bytes())
 }
 
 /// A chain on input `name` of `dims` dimensions: `dim(d).set_stride(s)`
@@ -710,11 +737,7 @@ fn apply(
             Ok(())
         }
         "compute_at" | "store_at" => {
-            let Some(g) = p
-                .funcs
-                .iter()
-                .position(|h| h.name.replace(' ', "") == args[0])
-            else {
+            let Some(g) = p.funcs.iter().position(|h| written_as(&h.name, &args[0])) else {
                 return Err(Error::new_spanned(
                     directive(m),
                     format!("`{}` is not a func", args[0]),
