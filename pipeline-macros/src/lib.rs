@@ -66,8 +66,7 @@ mod memo {
         pub static HIT: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// At most this many expansions, and this many bytes of them, are
-    /// kept; the least recently used go first.
+    /// How many expansions, and how many bytes of them, a memo keeps.
     const KEEP: usize = 1024;
     const KEEP_BYTES: u64 = 256 << 20;
 
@@ -93,78 +92,181 @@ mod memo {
         .as_ref()
     }
 
-    /// The file of `key`: 128 bits of its hash.
-    fn file(key: &str) -> Option<PathBuf> {
-        let half = |salt: u8| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            salt.hash(&mut h);
-            key.hash(&mut h);
-            h.finish()
-        };
-        Some(dir()?.join(format!("{:016x}{:016x}", half(0), half(1))))
-    }
-
-    /// The record stored under `key`: the file holds the key's length, the
-    /// key and the record, and the key must be the same.
+    /// The record stored under `key` in the build's memo.
     pub fn get(key: &str) -> Option<String> {
-        HIT.set(false);
-        let path = file(key)?;
-        let text = std::fs::read_to_string(&path).ok()?;
-        let (len, rest) = text.split_once('\n')?;
-        let len: usize = len.parse().ok()?;
-        if rest.get(..len)? != key {
-            return None;
-        }
-        HIT.set(true);
-        // Used now: the last to be pruned.
-        let _ = std::fs::File::options()
-            .append(true)
-            .open(&path)
-            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
-        Some(rest[len..].to_string())
+        let found = Store::new(dir()?.clone()).get(key);
+        HIT.set(found.is_some());
+        found
     }
 
-    /// Stores `record` under `key`: written to a file of its own, then
-    /// renamed into place, so that a reader never sees half of it.
+    /// Stores `record` under `key` in the build's memo.
     pub fn put(key: &str, record: &str) {
-        let (Some(dir), Some(file)) = (dir(), file(key)) else {
-            return;
-        };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
+        if let Some(dir) = dir() {
+            Store::new(dir.clone()).put(key, record);
         }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let tmp = dir.join(format!(".{}-{nanos}.tmp", std::process::id()));
-        let text = format!("{}\n{key}{record}", key.len());
-        if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, &file).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-            return;
-        }
-        prune(dir);
     }
 
-    /// Removes the least recently used files beyond [`KEEP`] files or
-    /// [`KEEP_BYTES`] bytes.
-    fn prune(dir: &PathBuf) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
-            .filter_map(|e| {
-                let e = e.ok()?;
-                let meta = e.metadata().ok()?;
-                Some((meta.modified().ok()?, meta.len(), e.path()))
-            })
-            .collect();
-        files.sort_by_key(|f| std::cmp::Reverse(f.0));
-        let mut bytes = 0;
-        for (k, (_, len, path)) in files.iter().enumerate() {
-            bytes += len;
-            if k >= KEEP || bytes > KEEP_BYTES {
-                let _ = std::fs::remove_file(path);
+    /// A memo's files: one per key, named by 128 bits of its hash, holding
+    /// the key's length, the key and the record.
+    pub struct Store {
+        dir: PathBuf,
+        /// At most this many files, and this many bytes of them, are
+        /// kept; the least recently used go first.
+        keep: usize,
+        keep_bytes: u64,
+    }
+
+    impl Store {
+        pub fn new(dir: PathBuf) -> Store {
+            Store {
+                dir,
+                keep: KEEP,
+                keep_bytes: KEEP_BYTES,
             }
+        }
+
+        fn file(&self, key: &str) -> PathBuf {
+            let half = |salt: u8| {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                salt.hash(&mut h);
+                key.hash(&mut h);
+                h.finish()
+            };
+            self.dir.join(format!("{:016x}{:016x}", half(0), half(1)))
+        }
+
+        /// The record stored under `key`; the file must hold that very
+        /// key (another with the same hash is a miss).
+        pub fn get(&self, key: &str) -> Option<String> {
+            let path = self.file(key);
+            let text = std::fs::read_to_string(&path).ok()?;
+            let (len, rest) = text.split_once('\n')?;
+            let len: usize = len.parse().ok()?;
+            if rest.get(..len)? != key {
+                return None;
+            }
+            // Used now: the last to be pruned.
+            let _ = std::fs::File::options()
+                .append(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+            Some(rest[len..].to_string())
+        }
+
+        /// Stores `record` under `key`: written to a file of its own, then
+        /// renamed into place, so that a reader never sees half of it.
+        pub fn put(&self, key: &str, record: &str) {
+            if std::fs::create_dir_all(&self.dir).is_err() {
+                return;
+            }
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let tmp = self
+                .dir
+                .join(format!(".{}-{nanos}.tmp", std::process::id()));
+            let text = format!("{}\n{key}{record}", key.len());
+            if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, self.file(key)).is_err()
+            {
+                let _ = std::fs::remove_file(&tmp);
+                return;
+            }
+            self.prune();
+        }
+
+        /// Removes the least recently used files beyond `keep` files or
+        /// `keep_bytes` bytes.
+        fn prune(&self) {
+            let Ok(entries) = std::fs::read_dir(&self.dir) else {
+                return;
+            };
+            let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+                .filter_map(|e| {
+                    let e = e.ok()?;
+                    let meta = e.metadata().ok()?;
+                    Some((meta.modified().ok()?, meta.len(), e.path()))
+                })
+                .collect();
+            files.sort_by_key(|f| std::cmp::Reverse(f.0));
+            let mut bytes = 0;
+            for (k, (_, len, path)) in files.iter().enumerate() {
+                bytes += len;
+                if k >= self.keep || bytes > self.keep_bytes {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::Store;
+        use std::path::PathBuf;
+
+        fn scratch(name: &str) -> PathBuf {
+            let dir = std::env::temp_dir()
+                .join(format!("pipeline-memo-test-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            dir
+        }
+
+        /// What is put is got back under its key only; a file that is not
+        /// a whole record of that key is a miss.
+        #[test]
+        fn records_come_back_under_their_key_only() {
+            let dir = scratch("keys");
+            let store = Store::new(dir.join("nested"));
+            assert_eq!(store.get("k"), None, "nothing yet");
+            store.put("k", "record\nwith lines");
+            store.put("k2", "");
+            assert_eq!(store.get("k").as_deref(), Some("record\nwith lines"));
+            assert_eq!(store.get("k2").as_deref(), Some(""));
+            assert_eq!(store.get("k3"), None);
+            // Another key's file under this key's name (a hash collision),
+            // and a damaged file: misses.
+            std::fs::copy(store.file("k2"), store.file("k")).unwrap();
+            assert_eq!(store.get("k"), None);
+            std::fs::write(store.file("k"), "9\nk").unwrap();
+            assert_eq!(store.get("k"), None);
+            std::fs::write(store.file("k"), "x\nk").unwrap();
+            assert_eq!(store.get("k"), None);
+            // No temporary files are left behind.
+            let names: Vec<String> = std::fs::read_dir(dir.join("nested"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+
+        /// Beyond its limits the store drops the least recently used
+        /// records; one read is used again, and stays.
+        #[test]
+        fn the_least_recently_used_go_first() {
+            let dir = scratch("prune");
+            let mut store = Store::new(dir.clone());
+            store.keep = 3;
+            let old = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+            for k in 0..3 {
+                store.put(&format!("k{k}"), "r");
+                let f = std::fs::File::options()
+                    .append(true)
+                    .open(store.file(&format!("k{k}")))
+                    .unwrap();
+                f.set_modified(old + std::time::Duration::from_secs(k))
+                    .unwrap();
+            }
+            assert!(store.get("k0").is_some(), "read: now the most recent");
+            store.put("k3", "r");
+            let kept: Vec<bool> = (0..4)
+                .map(|k| store.get(&format!("k{k}")).is_some())
+                .collect();
+            assert_eq!(kept, [true, false, true, true]);
+            store.keep = 10;
+            store.keep_bytes = 12;
+            store.put("k4", "a longer record");
+            assert!(store.get("k4").is_none(), "over the byte limit alone");
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }
