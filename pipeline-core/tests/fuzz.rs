@@ -853,3 +853,67 @@ fn mutated_invocations_expand_without_panics_in_bounded_time() {
         panic!("{} failing cases:\n{}", failures.len(), report.join("\n"));
     }
 }
+
+/// Every braced group of `toks`, at any depth.
+fn brace_groups(toks: &[Tok], out: &mut Vec<Group>) {
+    for t in toks {
+        if let Tok::Group(d, inner) = t {
+            if *d == Delimiter::Brace {
+                out.push(Group::new(*d, to_stream(inner)));
+            }
+            brace_groups(inner, out);
+        }
+    }
+}
+
+/// The parser of common bodies (`front::quick`) reads a mutated body as
+/// syn does or leaves it to syn: on the first quarter of the expansion
+/// run's cases, every braced group of every case, the tree it builds is
+/// syn's, and it builds none where syn finds an error.
+#[test]
+fn mutated_bodies_are_read_as_syn_reads_them() {
+    // Deep trees (the 2,000-term sums) are built and dropped by recursion,
+    // as in the macro, which runs on a stack of its own.
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(compare_bodies)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn compare_bodies() {
+    let texts = load_texts();
+    let sources = parse_sources(&texts);
+    // A quarter of the expansion run's cases: comparing syn's trees of the
+    // long sums is most of the time.
+    let count = env_number("PIPELINE_FUZZ_CASES").map_or(DEFAULT_CASES / 4, |n| n as usize);
+    let (mut read, mut groups) = (0, 0);
+    for k in 0..count {
+        let case = Case::from_seed(case_seed(k as u64), sources.len());
+        let (toks, steps) = case.build(&sources);
+        let mut found = Vec::new();
+        brace_groups(&toks, &mut found);
+        for g in found {
+            groups += 1;
+            let Some(quick) = pipeline_core::front::quick::block(&g) else {
+                continue;
+            };
+            read += 1;
+            let stream = TokenStream::from(TokenTree::Group(g.clone()));
+            match syn::parse2::<syn::Block>(stream) {
+                Ok(block) => assert!(
+                    quick == block,
+                    "case {} ({steps:?}): read otherwise than syn reads it: {g}",
+                    case.seed
+                ),
+                Err(e) => panic!(
+                    "case {} ({steps:?}): read, where syn finds `{e}`: {g}",
+                    case.seed
+                ),
+            }
+        }
+    }
+    println!("{read} of {groups} bodies read");
+    assert!(read * 2 > groups, "{read} of {groups} bodies read");
+}

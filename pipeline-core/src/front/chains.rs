@@ -82,7 +82,7 @@ pub(crate) fn plain_chains(text: &str) -> Option<Vec<syn::Stmt>> {
 }
 
 /// Whether `s` is a Rust keyword (which syn parses as one, not as a name).
-fn is_keyword(s: &str) -> bool {
+pub(super) fn is_keyword(s: &str) -> bool {
     matches!(
         s,
         "as" | "break"

@@ -3,4 +3,5 @@
 mod chains;
 pub mod check;
 pub mod parse;
+pub mod quick;
 pub mod schedule;

@@ -89,7 +89,10 @@ impl Parse for Program {
                     } else {
                         None
                     };
-                    let body: Block = input.parse()?;
+                    let body = match quick_block(input) {
+                        Some(b) => b,
+                        None => input.parse()?,
+                    };
                     program.schedules.push(ScheduleItem { name, target, body });
                     continue;
                 }
@@ -105,7 +108,10 @@ impl Parse for Program {
                 ));
             }
             let sig: Signature = input.parse()?;
-            let block: Block = input.parse()?;
+            let block = match quick_block(input) {
+                Some(b) => b,
+                None => input.parse()?,
+            };
             let item = FnItem {
                 attrs,
                 vis,
@@ -120,4 +126,20 @@ impl Parse for Program {
         }
         Ok(program)
     }
+}
+
+/// The braced body at the start of `input`, read by [`super::quick`] where
+/// it can (it is then consumed), else `None` and nothing consumed.
+fn quick_block(input: ParseStream) -> Option<Block> {
+    use syn::parse::discouraged::Speculative;
+    let fork = input.fork();
+    let group = fork
+        .step(|c| match c.token_tree() {
+            Some((proc_macro2::TokenTree::Group(g), rest)) => Ok((g, rest)),
+            _ => Err(c.error("a body")),
+        })
+        .ok()?;
+    let block = super::quick::block(&group)?;
+    input.advance_to(&fork);
+    Some(block)
 }
