@@ -9,14 +9,39 @@
 /// pipeline-core's `codegen::code` (through `spacing_rule!`) the text it
 /// joins at run time.
 pub fn needs_space(a: u8, b: u8) -> bool {
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-    let quote = |c: u8| c == b'"' || c == b'\'';
-    let mark = |c: u8| {
-        c.is_ascii_punctuation()
-            && !quote(c)
-            && !matches!(c, b'(' | b')' | b'[' | b']' | b'{' | b'}')
+    // Each byte's classes, looked up: the emitter asks this of every piece
+    // of text it joins, in a macro that runs unoptimized by default.
+    const WORD: u8 = 1;
+    const QUOTE: u8 = 2;
+    const MARK: u8 = 4;
+    const DIGIT: u8 = 8;
+    const CLASSES: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut i = 0;
+        while i < 256 {
+            let c = i as u8;
+            let quote = c == b'"' || c == b'\'';
+            if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+                t[i] |= WORD;
+            }
+            if quote {
+                t[i] |= QUOTE;
+            }
+            if c.is_ascii_punctuation()
+                && !quote
+                && !matches!(c, b'(' | b')' | b'[' | b']' | b'{' | b'}')
+            {
+                t[i] |= MARK;
+            }
+            if c.is_ascii_digit() {
+                t[i] |= DIGIT;
+            }
+            i += 1;
+        }
+        t
     };
-    ((word(a) || quote(a)) && (word(b) || quote(b) || b == b'#'))
-        || (mark(a) && (mark(b) || b == b'\''))
-        || (a.is_ascii_digit() && b == b'.')
+    let (x, y) = (CLASSES[a as usize], CLASSES[b as usize]);
+    (x & (WORD | QUOTE) != 0 && (y & (WORD | QUOTE) != 0 || b == b'#'))
+        || (x & MARK != 0 && (y & MARK != 0 || b == b'\''))
+        || (x & DIGIT != 0 && b == b'.')
 }

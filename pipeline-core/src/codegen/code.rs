@@ -294,6 +294,27 @@ mod tests {
         assert_eq!(tokens(lexed), tokens(want), "{}", got.as_str());
     }
 
+    /// The spacing rule, looked up by class, is its definition on every
+    /// pair of bytes.
+    #[test]
+    fn spacing_is_its_definition() {
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+        let quote = |c: u8| c == b'"' || c == b'\'';
+        let mark = |c: u8| {
+            c.is_ascii_punctuation()
+                && !quote(c)
+                && !matches!(c, b'(' | b')' | b'[' | b']' | b'{' | b'}')
+        };
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                let defined = ((word(a) || quote(a)) && (word(b) || quote(b) || b == b'#'))
+                    || (mark(a) && (mark(b) || b == b'\''))
+                    || (a.is_ascii_digit() && b == b'.');
+                assert_eq!(needs_space(a, b), defined, "{a} {b}");
+            }
+        }
+    }
+
     /// Spaces go only where a token needs one to stay itself.
     #[test]
     fn code_is_spaced_only_where_tokens_need_it() {
