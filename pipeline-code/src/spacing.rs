@@ -10,12 +10,13 @@
 /// joins at run time.
 pub fn needs_space(a: u8, b: u8) -> bool {
     // Each byte's classes, looked up: the emitter asks this of every piece
-    // of text it joins, in a macro that runs unoptimized by default.
+    // of text it joins, in a macro that runs unoptimized by default. (A
+    // static: a `const` table was copied onto the stack at every call.)
     const WORD: u8 = 1;
     const QUOTE: u8 = 2;
     const MARK: u8 = 4;
     const DIGIT: u8 = 8;
-    const CLASSES: [u8; 256] = {
+    static CLASSES: [u8; 256] = {
         let mut t = [0u8; 256];
         let mut i = 0;
         while i < 256 {
