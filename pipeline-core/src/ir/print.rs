@@ -85,7 +85,9 @@ impl Names<'_> {
                 let _ = write!(out, "t{id}");
             }
             ExprKind::Loop(v) => {
-                let _ = write!(out, "{}.{}", p.funcs[v.func].name, v.name);
+                out.push_str(&p.funcs[v.func].name);
+                out.push('.');
+                out.push_str(&v.name);
             }
             ExprKind::Let { id, value, body } => {
                 let _ = write!(out, "{{ let t{id} = ");
@@ -106,7 +108,8 @@ impl Names<'_> {
                 }
             }
             ExprKind::Binary(op @ (BinOp::Min | BinOp::Max), a, b) => {
-                let _ = write!(out, "{}(", op.symbol());
+                out.push_str(op.symbol());
+                out.push('(');
                 sub(a, out);
                 out.push_str(", ");
                 sub(b, out);
@@ -125,7 +128,9 @@ impl Names<'_> {
                 };
                 out.push('(');
                 sub(a, out);
-                let _ = write!(out, " {sym} ");
+                out.push(' ');
+                out.push_str(sym);
+                out.push(' ');
                 sub(b, out);
                 out.push(')');
             }
@@ -141,7 +146,9 @@ impl Names<'_> {
             ExprKind::Cast(a) => {
                 out.push('(');
                 sub(a, out);
-                let _ = write!(out, " as {})", e.ty);
+                out.push_str(" as ");
+                out.push_str(e.ty.name());
+                out.push(')');
             }
             ExprKind::SaturatingCast(a) => {
                 let _ = write!(out, "saturating_cast::<{}>(", e.ty);
