@@ -691,10 +691,11 @@ impl Gen<'_> {
                     body
                 }
                 Stmt::LetSym { sym, value, body } => {
-                    let name = local_sym_name(*sym);
-                    let id = ident(name.clone());
+                    let id = ident(local_sym_name(*sym));
                     let v = self.expr(value, None, None);
-                    self.readable.borrow_mut().push(name);
+                    self.readable
+                        .borrow_mut()
+                        .push(captures::Name::LocalSym(*sym));
                     out.extend(std::iter::once(code!(let #id: i64 = #v;)));
                     body
                 }
@@ -703,7 +704,7 @@ impl Gen<'_> {
                     let v = operand(value, self.expr(value, None, None));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
-                    readable.push(names::coord(*coord));
+                    readable.push(captures::Name::Coord(*coord));
                     out.extend(std::iter::once(code!(let #id: i32 = #v as i32;)));
                     body
                 }
@@ -766,7 +767,9 @@ impl Gen<'_> {
                 // The loop's variable is readable inside (a parallel loop
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
-                self.readable.borrow_mut().push(names::loop_var(var));
+                self.readable
+                    .borrow_mut()
+                    .push(captures::Name::Loop(var.clone()));
                 self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
@@ -927,8 +930,9 @@ impl Gen<'_> {
             ident(reader_name(f)),
         );
         let lo = self.origin(f);
-        if !self.readable.borrow().contains(&reader_name(f)) {
-            self.readable.borrow_mut().push(reader_name(f));
+        let reader = captures::Name::Reader(f);
+        if !self.readable.borrow().contains(&reader) {
+            self.readable.borrow_mut().push(reader);
         }
         code! {
             {
@@ -978,9 +982,9 @@ impl Gen<'_> {
     /// value made a chain of `n` stages `n^2` statements for rustc to check.
     fn local_copies(&self, s: &Stmt, f: FuncId) -> Code {
         let used = captures::names_read(s, self.b);
-        let own = reader_name(f);
+        let own = captures::Name::Reader(f);
         let readable = self.readable.borrow();
-        let copies = readable.copies(&used, &own).map(|n| ident(n.to_string()));
+        let copies = readable.copies(&used, &own).map(|n| ident(n.spelt()));
         code!(#(let #copies = #copies;)*)
     }
 }
@@ -989,15 +993,15 @@ impl<'a> Gen<'a> {
     /// The generator of pipeline `p` with bounds program `b`.
     fn new(p: &'a Pipeline, b: &'a BoundsProgram, input_strides: &[Vec<Option<usize>>]) -> Gen<'a> {
         let mut readable = captures::Readable::default();
-        readable.push("__s".to_string());
+        readable.push(captures::Name::Syms);
         for (i, inp) in p.inputs.iter().enumerate() {
-            readable.push(input_name(i));
+            readable.push(captures::Name::Input(i));
             for d in 0..inp.dims {
-                readable.push(names::input_min(i, d));
-                readable.push(names::input_extent(i, d));
+                readable.push(captures::Name::InputMin(i, d));
+                readable.push(captures::Name::InputExtent(i, d));
             }
         }
-        (0..p.params.len()).for_each(|i| readable.push(names::param(i)));
+        (0..p.params.len()).for_each(|i| readable.push(captures::Name::Param(i)));
         Gen {
             p,
             b,

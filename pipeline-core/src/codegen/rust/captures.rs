@@ -18,16 +18,18 @@ use crate::ir::*;
 /// The values a loop body may read, by name, in the order they were bound:
 /// syms, params, inputs, coordinates and loop variables of enclosing
 /// loops, and the reader views of funcs computed so far. It grows as code
-/// is generated and shrinks back at the end of each scope.
+/// is generated and shrinks back at the end of each scope. Names are kept
+/// as [`Name`]s and spelt only for the copies made (spelling each one
+/// bound and each one read was a tenth of the emitter's time, unoptimized).
 #[derive(Default)]
 pub(super) struct Readable {
-    order: Vec<String>,
-    count: HashMap<String, u32>,
+    order: Vec<Name>,
+    count: HashMap<Name, u32>,
 }
 
 impl Readable {
     /// Binds `name` (again, if it was bound already).
-    pub(super) fn push(&mut self, name: String) {
+    pub(super) fn push(&mut self, name: Name) {
         *self.count.entry(name.clone()).or_default() += 1;
         self.order.push(name);
     }
@@ -49,7 +51,7 @@ impl Readable {
     }
 
     /// Whether `name` is bound.
-    pub(super) fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &Name) -> bool {
         self.count.contains_key(name)
     }
 
@@ -57,29 +59,27 @@ impl Readable {
     /// they were bound (so the generated code does not depend on hashing).
     pub(super) fn copies<'a>(
         &'a self,
-        used: &'a HashSet<String>,
-        except: &'a str,
-    ) -> impl Iterator<Item = &'a str> + 'a {
+        used: &'a HashSet<Name>,
+        except: &'a Name,
+    ) -> impl Iterator<Item = &'a Name> + 'a {
         let mut seen = HashSet::default();
         self.order
             .iter()
-            .filter(move |n| *n != except && used.contains(*n) && seen.insert(n.as_str()))
-            .map(String::as_str)
+            .filter(move |n| *n != except && used.contains(*n) && seen.insert(*n))
     }
 }
 
 /// The names of the values that the generated code of `s` may read from
 /// outside it: every one it reads, and perhaps a few it only binds.
-pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<String> {
+pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<Name> {
     let mut out = HashSet::default();
     stmt(s, b, &mut out);
-    out.into_iter().map(|n| n.spelt()).collect()
+    out
 }
 
-/// A value the generated code reads, before it is spelt out (once per
-/// name, not once per read).
-#[derive(PartialEq, Eq, Hash)]
-enum Name {
+/// A value the generated code binds or reads, before it is spelt out.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(super) enum Name {
     Coord(Coord),
     Param(usize),
     InputMin(usize, usize),
@@ -93,17 +93,18 @@ enum Name {
 }
 
 impl Name {
-    fn spelt(self) -> String {
+    /// The identifier the generated code binds it to.
+    pub(super) fn spelt(&self) -> String {
         match self {
-            Name::Coord(c) => names::coord(c),
-            Name::Param(i) => names::param(i),
-            Name::InputMin(i, d) => names::input_min(i, d),
-            Name::InputExtent(i, d) => names::input_extent(i, d),
+            Name::Coord(c) => names::coord(*c),
+            Name::Param(i) => names::param(*i),
+            Name::InputMin(i, d) => names::input_min(*i, *d),
+            Name::InputExtent(i, d) => names::input_extent(*i, *d),
             Name::Syms => "__s".to_string(),
-            Name::LocalSym(s) => local_sym_name(s),
-            Name::Loop(v) => names::loop_var(&v),
-            Name::Reader(f) => reader_name(f),
-            Name::Input(i) => input_name(i),
+            Name::LocalSym(s) => local_sym_name(*s),
+            Name::Loop(v) => names::loop_var(v),
+            Name::Reader(f) => reader_name(*f),
+            Name::Input(i) => input_name(*i),
         }
     }
 }
@@ -199,9 +200,9 @@ mod tests {
             let mut stages = Vec::new();
             stages_of(&lowered.body, f, &mut stages);
             assert!(!stages.is_empty(), "no stage of {}", p.funcs[f].name);
-            let mut all = HashSet::default();
+            let mut all: HashSet<String> = HashSet::default();
             for s in stages {
-                all.extend(names_read(s, &lowered.bounds));
+                all.extend(names_read(s, &lowered.bounds).iter().map(Name::spelt));
             }
             all
         };

@@ -2,6 +2,7 @@
 //! before it (`Gen::hoist_loads`): a convolution's weights, the mirrored
 //! row of a boundary condition along a row.
 
+use super::captures::Name;
 use super::*;
 
 /// A node [`Gen::hoist_loads`] binds before its loop, the value bound (the
@@ -182,14 +183,14 @@ impl Gen<'_> {
         stage: Option<(FuncId, Option<usize>)>,
         coords: &[(Coord, &Expr)],
     ) -> bool {
-        let readable = |name: String| self.readable.borrow().contains(&name);
+        let readable = |name: Name| self.readable.borrow().contains(&name);
         let coord = |c: Coord| match coords.iter().rev().find(|(k, _)| *k == c) {
             Some((_, value)) => self.is_fixed(value, stage, &[]),
-            None => readable(names::coord(c)),
+            None => readable(Name::Coord(c)),
         };
         !e.any(&mut |n| match &n.kind {
-            ExprKind::Sym(k) => !readable(local_sym_name(*k)),
-            ExprKind::Loop(v) => !readable(names::loop_var(v)),
+            ExprKind::Sym(k) => !readable(Name::LocalSym(*k)),
+            ExprKind::Loop(v) => !readable(Name::Loop(v.clone())),
             ExprKind::Var(d) => !stage.is_some_and(|(f, _)| coord(Coord::Pure(f, *d))),
             ExprKind::RVar(r) => {
                 !matches!(stage, Some((f, Some(k))) if coord(Coord::Reduction(f, k, *r)))
@@ -216,7 +217,7 @@ impl Gen<'_> {
                 let readable = match source {
                     Source::Input(_) => true,
                     Source::Func(g) => {
-                        !written.contains(g) && self.readable.borrow().contains(&reader_name(*g))
+                        !written.contains(g) && self.readable.borrow().contains(&Name::Reader(*g))
                     }
                 };
                 // No loop variable, not even an enclosing loop's: a load at
