@@ -751,7 +751,12 @@ pub fn auto_complete(
         eprintln!("{}", plan.report);
     }
     let mut sched = user.clone();
-    front::schedule::apply_text(&plan.text(p), c, &mut sched).map_err(|e| {
+    pass(
+        "auto-schedule checked",
+        |_| String::new(),
+        || front::schedule::apply_text(&plan.text(p), c, &mut sched),
+    )
+    .map_err(|e| {
         syn::Error::new_spanned(
             &c.ident,
             format!("internal error: the auto-scheduler chose a schedule that does not check ({e}); please report it with this pipeline"),

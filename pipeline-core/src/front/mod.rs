@@ -1,6 +1,5 @@
 //! The front end: parsing, checking and elaboration of the DSL.
 
-mod chains;
 pub mod check;
 pub mod parse;
 pub mod quick;

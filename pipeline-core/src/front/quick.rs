@@ -475,7 +475,61 @@ fn arguments(g: &Group) -> Option<Punctuated<Expr, syn::Token![,]>> {
 
 /// Whether `i` is a word syn reads as a keyword (or `_`), not a name.
 fn is_keyword(i: &Ident) -> bool {
-    super::chains::is_keyword(&i.to_string()) || i == "_"
+    matches!(
+        i.to_string().as_str(),
+        "_" | "as"
+            | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "Self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+            | "async"
+            | "await"
+            | "dyn"
+            | "abstract"
+            | "become"
+            | "box"
+            | "do"
+            | "final"
+            | "macro"
+            | "override"
+            | "priv"
+            | "typeof"
+            | "unsized"
+            | "virtual"
+            | "yield"
+            | "try"
+            | "gen"
+    )
 }
 
 #[cfg(test)]
@@ -507,6 +561,9 @@ mod tests {
             "{ f(x) = a - b - c; g(x) = a / b * c; h(x) = a as u8 + b; f }",
             "{ f() = 1; }",
             "{}",
+            "{ f0.compute_root().split(y, yo, yi, 32).parallel(yo).vectorize(x, 16);\n\
+               f1.store_at(f9, yo).compute_at(f9, yi); input.dim(0).set_stride(3); auto; \
+               estimate(out, 1920, 1080); out.update(0).reorder(x, r_x); }",
         ] {
             let (quick, syn) = both(text);
             let quick = quick.unwrap_or_else(|| panic!("read here: {text}"));
@@ -533,6 +590,8 @@ mod tests {
             "{ f(x) = *a; f }",
             "{ f(x) = a.await; f }",
             "{ f(x) = a?; f }",
+            "{ f.vectorize(x, 8u8 + 1).split(y, yo, yi, -(1)); f.compute_at(g, x)b; }",
+            "{ f.for(x); }",
         ] {
             let (quick, syn) = both(text);
             assert!(quick.is_none(), "left to syn: {text}");

@@ -382,14 +382,14 @@ pub fn check_text(
     pipeline: &CheckedPipeline,
     schedule: &mut Schedule,
 ) -> Result<BlockOptions, Error> {
-    if let Some(stmts) = super::chains::plain_chains(text) {
+    // Read as a user's block is: by the parser of common bodies where it
+    // can (the auto-scheduler's plans, checked on every expansion, always
+    // are), else by syn below.
+    if let Some(body) = quick_body(text) {
         let item = ScheduleItem {
             name: pipeline.ident.clone(),
             target: None,
-            body: syn::Block {
-                brace_token: Default::default(),
-                stmts,
-            },
+            body,
         };
         return check_schedule(&item, pipeline, schedule);
     }
@@ -426,6 +426,17 @@ fn written(e: &syn::Expr) -> String {
         _ => {}
     }
     e.to_token_stream().to_string().replace(' ', "")
+}
+
+/// `text` as the body of a block, if it lexes as one group and
+/// [`super::quick`] reads it.
+fn quick_body(text: &str) -> Option<syn::Block> {
+    let tokens: proc_macro2::TokenStream = format!("{{\n{text}\n}}").parse().ok()?;
+    let mut trees = tokens.into_iter();
+    match (trees.next(), trees.next()) {
+        (Some(proc_macro2::TokenTree::Group(g)), None) => super::quick::block(&g),
+        _ => None,
+    }
 }
 
 /// Whether a func named `name` is written `text` in a schedule: its name
