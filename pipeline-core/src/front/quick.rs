@@ -406,43 +406,24 @@ impl Parser {
                 })
             }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
-                let g = g.clone();
-                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
-                let mut p = Parser {
-                    trees: inner,
-                    at: 0,
-                };
-                let first = p.expr(0)?;
-                let paren = syn::token::Paren {
+                let paren_token = syn::token::Paren {
                     span: g.delim_span(),
                 };
-                let e = if p.done() {
-                    Expr::Paren(syn::ExprParen {
+                // One expression in parentheses, or a tuple of two or more.
+                let elems = arguments(g)?;
+                match elems.len() {
+                    0 => return None,
+                    1 => Expr::Paren(syn::ExprParen {
                         attrs: Vec::new(),
-                        paren_token: paren,
-                        expr: Box::new(first),
-                    })
-                } else {
-                    // A tuple of two or more, without a trailing comma.
-                    let mut elems = Punctuated::new();
-                    elems.push_value(first);
-                    while !p.done() {
-                        let (text, s) = p.operator()?;
-                        if text != "," {
-                            return None;
-                        }
-                        p.at += 1;
-                        elems.push_punct(syn::Token![,](s[0]));
-                        elems.push_value(p.expr(0)?);
-                    }
-                    Expr::Tuple(syn::ExprTuple {
+                        paren_token,
+                        expr: Box::new(elems.into_iter().next()?),
+                    }),
+                    _ => Expr::Tuple(syn::ExprTuple {
                         attrs: Vec::new(),
-                        paren_token: paren,
+                        paren_token,
                         elems,
-                    })
-                };
-                self.at += 1;
-                return Some(e);
+                    }),
+                }
             }
             _ => return None,
         };
