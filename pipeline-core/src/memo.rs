@@ -14,7 +14,7 @@
 //! is lexed from its text as on the first expansion, and the user's own
 //! tokens in it (each pipeline's attributes, visibility and name, whose
 //! spans errors and editors point at) are taken from the invocation at
-//! hand by [`scan`], whose reading of the invocation was checked against
+//! hand by `scan`, whose reading of the invocation was checked against
 //! the parser's when the expansion was recorded. An expansion with an
 //! error is never recorded.
 

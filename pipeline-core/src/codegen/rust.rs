@@ -1041,28 +1041,11 @@ impl<'a> Gen<'a> {
     }
 }
 
-/// Generates the entry function and its module for one pipeline.
-///
-/// The bulk of the code (every part that is not the user's: the entry's
-/// parameters and body, the module's items) is written as text and handed
-/// to the compiler to lex ([`text`]); the shell around it, with the user's
-/// name, visibility and attributes, keeps their spans.
-pub fn generate(input: &Input) -> TokenStream {
-    let cp = input.checked;
-    let attrs = crate::memo::attr_tokens(&cp.attrs);
-    let vis = quote::ToTokens::to_token_stream(&cp.vis);
-    wrap(
-        generate_text(input),
-        input.lex,
-        input.cfg.clone(),
-        &attrs,
-        &vis,
-        &cp.ident,
-    )
-}
-
 /// A pipeline's generated code as text: the entry's parameters and body,
-/// and its module's items.
+/// and its module's items. The bulk of the code (every part that is not
+/// the user's) is written as text and handed to the compiler to lex
+/// (`text.rs`); `wrap` puts the shell around it, with the user's name,
+/// visibility and attributes, which keep their spans.
 pub struct Generated {
     /// The entry's parameters.
     pub params: Code,
@@ -1072,7 +1055,7 @@ pub struct Generated {
     pub items: Code,
 }
 
-/// The code [`generate`] puts in the entry and the module.
+/// The code of one pipeline's entry and module (see [`Generated`]).
 pub fn generate_text(input: &Input) -> Generated {
     let [params, body, mut items] = generate_parts(input);
     items.push(&input.extra);
@@ -1085,7 +1068,7 @@ pub fn generate_text(input: &Input) -> Generated {
 
 /// The entry `#vis fn #name` and the module `#vis mod #name` around
 /// `code`, under `cfg` where there is one, with the user's `attrs` on the
-/// entry: what [`generate`] returns.
+/// entry.
 pub(crate) fn wrap(
     code: Generated,
     lex: Option<Lexer>,
@@ -1114,7 +1097,7 @@ pub(crate) fn wrap(
 }
 
 /// The entry's parameters, the entry's body and the module's items of
-/// [`generate`].
+/// [`generate_text`].
 fn generate_parts(input: &Input) -> [Code; 3] {
     let p = input.pipeline;
     let b = input.bounds;

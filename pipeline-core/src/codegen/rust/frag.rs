@@ -2,7 +2,7 @@
 //!
 //! `quote!`'s `#code` of a `TokenStream` copies it (through the proc-macro
 //! bridge, a clone and a concatenation; outside it, every token again) and
-//! the original is then dropped. The shell [`super::generate`] puts around
+//! the original is then dropped. The shell [`super::wrap`] puts around
 //! the lexed code takes it as [`Frag`]s, which `quote!` interpolates by
 //! moving their tokens.
 
