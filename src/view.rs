@@ -473,11 +473,13 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     /// its lanes fill whole registers of the level
     /// ([`crate::rt::simd::Gather::TAP_BYTES`]: 32 bytes at AVX2, 64 at
     /// AVX-512), else (and in a view of more than `i32::MAX` elements) a
-    /// load a lane. On a Xeon (2026-11-28), the bilateral grid's slice (8
-    /// taps of two grids) made the whole pipeline 1.2x faster by gathers at
-    /// 8 lanes in an AVX2 kernel and at 16 in an AVX-512 one; at 8 lanes in
-    /// an AVX-512 kernel, 1.3x slower (LLVM spilled and shuffled the
-    /// gathered vectors: not understood yet).
+    /// load a lane. On a Xeon (2026-11-28), gathering the bilateral grid's
+    /// slice (8 taps of two grids) took the whole pipeline from 27.7-28.2
+    /// to 22.8-23.2 ms at 8 lanes in an AVX2 kernel; at 16 lanes in an
+    /// AVX-512 kernel it was 0.86 of the loads' time on the tuner's inputs
+    /// and no faster on the Halide comparison's; at 8 lanes in an AVX-512
+    /// kernel, 1.3x slower (LLVM spilled and shuffled the gathered
+    /// vectors: not understood yet).
     ///
     /// # Safety
     ///
