@@ -350,7 +350,7 @@ fn expand_here(
             return out;
         }
     }
-    let mut recording = memo::Recording::new(&input, memo_key.is_some());
+    let mut out = memo::Output::new(&input, memo_key.is_some());
     // The user's tokens, for the algorithm's hash (syn's trees print
     // tokens of their own, and by recursion).
     let tokens = match cache {
@@ -434,7 +434,6 @@ fn expand_here(
     for ((c, sched), block) in checked.iter().zip(&mut schedules).zip(&mut blocks) {
         schedule_override(c, sched, block.as_mut());
     }
-    let mut out = TokenStream::new();
     let kernel_levels = match codegen::kernels::KernelLevels::from_env() {
         Ok(k) => k,
         Err(e) => {
@@ -464,13 +463,11 @@ fn expand_here(
             match (gpu, gpu_block) {
                 // At the directive at fault where there is one.
                 (Err((e, Some(tokens))), Some(_)) => {
-                    recording.spoil();
-                    out.extend(syn::Error::new_spanned(tokens, e).to_compile_error());
+                    out.error(syn::Error::new_spanned(tokens, e).to_compile_error());
                     continue;
                 }
                 (Err((e, None)), Some(block)) => {
-                    recording.spoil();
-                    out.extend(syn::Error::new_spanned(&block.name, e).to_compile_error());
+                    out.error(syn::Error::new_spanned(&block.name, e).to_compile_error());
                     continue;
                 }
                 _ if !options.cuda => {}
@@ -491,8 +488,7 @@ fn expand_here(
                 // auto-scheduler), so that no error follows from it.
                 Err(message) if !cache_error_reported => {
                     cache_error_reported = true;
-                    recording.spoil();
-                    out.extend(syn::Error::new_spanned(&c.ident, message).to_compile_error());
+                    out.error(syn::Error::new_spanned(&c.ident, message).to_compile_error());
                 }
                 Err(_) => {}
             }
@@ -501,8 +497,7 @@ fn expand_here(
         let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file) {
             Ok(v) => v,
             Err(e) => {
-                recording.spoil();
-                out.extend(e.to_compile_error());
+                out.error(e.to_compile_error());
                 continue;
             }
         };
@@ -529,7 +524,6 @@ fn expand_here(
                 ),
                 None => extra.clone(),
             };
-            let record_cfg = cfg.clone();
             let generated = pass(
                 "codegen",
                 |_| String::new(),
@@ -544,21 +538,13 @@ fn expand_here(
                         lowered: &lowered.text,
                         source: &source,
                         kernels: kernel_levels,
-                        cfg,
                         extra,
-                        lex: options.lex,
                     })
                 },
             );
-            recording.pipeline(c, record_cfg.as_ref(), &generated);
-            out.extend(codegen::rust::wrap(
-                generated,
-                options.lex,
-                record_cfg,
-                &memo::attr_tokens(&c.attrs),
-                &quote::ToTokens::to_token_stream(&c.vis),
-                &c.ident,
-            ));
+            // Under `cfg`: a schedule from the cache is for one
+            // `target_arch`.
+            out.pipeline(c, cfg, generated, options.lex);
         }
     }
     // Cargo rebuilds when these change.
@@ -572,8 +558,7 @@ fn expand_here(
         let t = quote::quote! {
             const _: ::core::option::Option<&str> = ::core::option_env!(#var);
         };
-        recording.tokens(&t);
-        out.extend(t);
+        out.tokens(t);
     }
     // Stable Rust has no tracked paths: the file's bytes in a constant that
     // nothing uses make it an input of the crate, and cargo rebuilds when
@@ -583,11 +568,11 @@ fn expand_here(
             let t = quote::quote! {
                 const _: &[u8] = ::core::include_bytes!(#path);
             };
-            recording.tokens(&t);
-            out.extend(t);
+            out.tokens(t);
         }
     }
-    if let (Some(m), Some(key), Some(record)) = (options.memo, &memo_key, recording.finish()) {
+    let (out, record) = out.finish();
+    if let (Some(m), Some(key), Some(record)) = (options.memo, &memo_key, record) {
         (m.put)(key, &record);
     }
     out

@@ -92,73 +92,83 @@ enum Piece {
     Tokens(String),
 }
 
-/// An expansion as it is built, for the memo: `None` once something in it
-/// cannot be replayed (an error, a pipeline [`scan`] reads otherwise than
-/// the parser).
-pub(crate) struct Recording {
+/// An expansion as it is built: its tokens and, for the memo, its record
+/// (`None` once something in it cannot be replayed: an error, a pipeline
+/// `scan` reads otherwise than the parser). Everything the expansion
+/// outputs goes through here, so nothing reaches it unrecorded, and an
+/// error can never be left out of a replay.
+pub(crate) struct Output {
+    tokens: TokenStream,
     pieces: Option<Vec<Piece>>,
     items: Option<Vec<Item>>,
 }
 
-impl Recording {
-    /// A recording of the expansion of `input`, or none at all (`on`
-    /// false: there is no memo to keep it).
-    pub(crate) fn new(input: &TokenStream, on: bool) -> Recording {
-        Recording {
-            pieces: on.then(Vec::new),
-            items: if on { scan(input) } else { None },
+impl Output {
+    /// The expansion of `input`, recorded if `record` (there is a memo to
+    /// keep it).
+    pub(crate) fn new(input: &TokenStream, record: bool) -> Output {
+        Output {
+            tokens: TokenStream::new(),
+            pieces: record.then(Vec::new),
+            items: if record { scan(input) } else { None },
         }
     }
 
-    /// Something that cannot be replayed (an error) is in the expansion.
-    pub(crate) fn spoil(&mut self) {
+    /// A compile error: the expansion is not kept.
+    pub(crate) fn error(&mut self, error: TokenStream) {
         self.pieces = None;
+        self.tokens.extend(error);
     }
 
-    /// Pipeline `c`'s entry and module, generated as `generated`, under
-    /// `cfg`.
+    /// Pipeline `c`'s entry and module around its generated code, under
+    /// `cfg` ([`crate::codegen::rust::wrap`]).
     pub(crate) fn pipeline(
         &mut self,
         c: &CheckedPipeline,
-        cfg: Option<&TokenStream>,
-        generated: &crate::codegen::rust::Generated,
+        cfg: Option<TokenStream>,
+        generated: crate::codegen::rust::Generated,
+        lex: Option<Lexer>,
     ) {
-        let (Some(pieces), Some(items)) = (&mut self.pieces, &self.items) else {
-            return;
-        };
         let attrs = attr_tokens(&c.attrs);
-        let found = items.iter().position(|i| {
-            i.name == c.ident
-                && i.attrs.to_string() == attrs.to_string()
-                && i.vis.to_string() == c.vis.to_token_stream().to_string()
-        });
-        match found {
-            Some(item) => pieces.push(Piece::Pipeline {
-                item,
-                cfg: cfg.map(|c| c.to_string()),
-                params: generated.params.as_str().to_string(),
-                body: generated.body.as_str().to_string(),
-                items: generated.items.as_str().to_string(),
-            }),
-            None => self.pieces = None,
+        let vis = c.vis.to_token_stream();
+        if let (Some(pieces), Some(items)) = (&mut self.pieces, &self.items) {
+            let found = items.iter().position(|i| {
+                i.name == c.ident
+                    && i.attrs.to_string() == attrs.to_string()
+                    && i.vis.to_string() == vis.to_string()
+            });
+            match found {
+                Some(item) => pieces.push(Piece::Pipeline {
+                    item,
+                    cfg: cfg.as_ref().map(|c| c.to_string()),
+                    params: generated.params.as_str().to_string(),
+                    body: generated.body.as_str().to_string(),
+                    items: generated.items.as_str().to_string(),
+                }),
+                None => self.pieces = None,
+            }
         }
+        self.tokens.extend(crate::codegen::rust::wrap(
+            generated, lex, cfg, &attrs, &vis, &c.ident,
+        ));
     }
 
     /// Tokens of the macro's own.
-    pub(crate) fn tokens(&mut self, tokens: &TokenStream) {
+    pub(crate) fn tokens(&mut self, tokens: TokenStream) {
         if let Some(pieces) = &mut self.pieces {
             pieces.push(Piece::Tokens(tokens.to_string()));
         }
+        self.tokens.extend(tokens);
     }
 
-    /// The record to store, if the whole expansion can be replayed.
-    pub(crate) fn finish(self) -> Option<String> {
-        self.pieces.map(|p| encode(&p))
+    /// The expansion, and its record if the whole of it can be replayed.
+    pub(crate) fn finish(self) -> (TokenStream, Option<String>) {
+        (self.tokens, self.pieces.map(|p| encode(&p)))
     }
 }
 
 /// A pipeline's attributes as tokens.
-pub(crate) fn attr_tokens(attrs: &[syn::Attribute]) -> TokenStream {
+fn attr_tokens(attrs: &[syn::Attribute]) -> TokenStream {
     let mut out = TokenStream::new();
     for a in attrs {
         a.to_tokens(&mut out);

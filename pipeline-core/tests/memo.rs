@@ -66,8 +66,8 @@ fn remembered_expansions_are_the_expansions() {
     }
 }
 
-/// An expansion with an error is not kept, and the error comes back with
-/// its span on the next expansion too.
+/// An expansion with an error is not kept, and the error comes back on the
+/// next expansion too.
 #[test]
 fn errors_are_not_remembered() {
     let source = "pub fn bad(input: Image<u8, 2>) -> Image<u8, 2> { out(x, y) = nope(x, y); out }";
@@ -76,6 +76,21 @@ fn errors_are_not_remembered() {
     assert!(first.contains("compile_error"), "{first}");
     assert_eq!(counts(), (0, 0));
     assert_eq!(expand(source, None, true), first);
+    assert_eq!(counts(), (0, 0));
+    // An error found after the pipeline checks (here a malformed schedule
+    // cache, reported while the pipeline is still generated) is not kept
+    // either: a replay would leave it out.
+    let source =
+        "pub fn copy(input: Image<u8, 2>) -> Image<u8, 2> { out(x, y) = input(x, y); out }";
+    let malformed = || CacheSource {
+        path: "pipeline-schedules.toml".into(),
+        text: Ok("[[[".to_string()),
+    };
+    let first = expand(source, Some(malformed()), true);
+    assert!(first.contains("compile_error"), "{first}");
+    assert!(first.contains("fn copy"), "{first}");
+    assert_eq!(counts(), (0, 0));
+    assert_eq!(expand(source, Some(malformed()), true), first);
     assert_eq!(counts(), (0, 0));
 }
 

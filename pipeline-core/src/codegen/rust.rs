@@ -57,13 +57,8 @@ pub struct Input<'a> {
     pub source: &'a str,
     /// The levels that get a kernel of their own.
     pub kernels: KernelLevels,
-    /// A `cfg` predicate both generated items are under (a schedule from
-    /// the cache is for one `target_arch`), or none.
-    pub cfg: Option<TokenStream>,
     /// More items of the pipeline's module (its CUDA entry).
     pub extra: Code,
-    /// The compiler's lexer, to hand code over as text ([`text`]).
-    pub lex: Option<Lexer>,
 }
 
 /// A lexer of Rust source into tokens of the compiler, where the macro runs
