@@ -71,7 +71,6 @@ pub fn check_schedule(
     };
     let mut auto_tokens: Option<&syn::Expr> = None;
     let mut estimate_tokens: Option<&syn::Expr> = None;
-    let func_names: Vec<String> = p.funcs.iter().map(|f| f.name.replace(' ', "")).collect();
     // The variables each stage's directives may name so far: its own,
     // then those that splits introduce.
     let mut vars: Vec<Vec<Vec<String>>> = (0..p.funcs.len())
@@ -135,7 +134,7 @@ pub fn check_schedule(
             }
             continue;
         }
-        let Some(f) = func_names.iter().position(|n| *n == fname) else {
+        let Some(f) = p.funcs.iter().position(|g| written_as(&g.name, &fname)) else {
             errors.push(Error::new_spanned(
                 cur,
                 format!("`{fname}` is not a func of pipeline `{}`", p.name),
@@ -246,7 +245,7 @@ pub fn check_schedule(
             if matches!(name.as_str(), "compute_at" | "store_at") {
                 // The loop is checked after the whole block, in loop
                 // synthesis: the consumer's splits may come later.
-                if !func_names.iter().any(|n| *n == args[0]) {
+                if !p.funcs.iter().any(|g| written_as(&g.name, &args[0])) {
                     errors.push(Error::new_spanned(
                         &m.args[0],
                         format!("`{}` is not a func of pipeline `{}`", args[0], p.name),
