@@ -23,6 +23,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
             put: memo::put,
         }),
     };
+    memo::HIT.set(false);
     let out: TokenStream = pipeline_core::expand_with_options(input.into(), cache, options).into();
     // The whole expansion, token conversions across the compiler's bridge
     // included: what a build pays for this invocation.
@@ -62,7 +63,8 @@ mod memo {
     use std::sync::OnceLock;
 
     thread_local! {
-        /// Whether the last expansion found its code in the memo.
+        /// Whether this expansion found its code in the memo (for
+        /// `PIPELINE_DEBUG=time`).
         pub static HIT: Cell<bool> = const { Cell::new(false) };
     }
 
