@@ -31,6 +31,7 @@ use crate::hash::HashMap;
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
+use captures::Name;
 use entry::{entry, Entry};
 use frag::Frag;
 use pipeline_code::code;
@@ -185,15 +186,7 @@ pub(super) struct Gen<'a> {
     /// made once each: a symbol is named at every use, and making an
     /// identifier formats and checks its name (48K times for the 100-func
     /// chain; kept, its expansion took 1.5% fewer instructions).
-    names: std::cell::RefCell<HashMap<Named, Code>>,
-}
-
-/// What [`Gen::named`] names.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub(super) enum Named {
-    LocalSym(SymId),
-    Loop(LoopVar),
-    Coord(Coord),
+    names: std::cell::RefCell<HashMap<Name, Code>>,
 }
 
 /// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string
@@ -298,7 +291,7 @@ impl Gen<'_> {
         if s < self.b.syms.len() {
             sym(s)
         } else {
-            let id = self.named(Named::LocalSym(s));
+            let id = self.named(Name::LocalSym(s));
             code!(#id)
         }
     }
@@ -470,14 +463,14 @@ impl Gen<'_> {
             ExprKind::Float(v) => float_lit(e.ty, *v),
             ExprKind::Bool(b) => code!(#b),
             ExprKind::Var(d) => {
-                let id = self.named(Named::Coord(Coord::Pure(
+                let id = self.named(Name::Coord(Coord::Pure(
                     f.expect("a pure variable outside a stage"),
                     *d,
                 )));
                 code!(#id)
             }
             ExprKind::RVar(r) => {
-                let id = self.named(Named::Coord(Coord::Reduction(
+                let id = self.named(Name::Coord(Coord::Reduction(
                     f.expect("an rvar outside a stage"),
                     k.expect("an rvar outside an update"),
                     *r,
@@ -498,7 +491,7 @@ impl Gen<'_> {
             }
             ExprKind::Sym(s) => self.sym(*s),
             ExprKind::Loop(v) => {
-                let id = self.named(Named::Loop(v.clone()));
+                let id = self.named(Name::Loop(v.clone()));
                 code!(#id)
             }
             ExprKind::LetVar(id) => let_var(*id),
@@ -688,18 +681,16 @@ impl Gen<'_> {
                 Stmt::LetSym { sym, value, body } => {
                     let id = ident(local_sym_name(*sym));
                     let v = self.expr(value, None, None);
-                    self.readable
-                        .borrow_mut()
-                        .push(captures::Name::LocalSym(*sym));
+                    self.readable.borrow_mut().push(Name::LocalSym(*sym));
                     out.extend(std::iter::once(code!(let #id: i64 = #v;)));
                     body
                 }
                 Stmt::LetCoord { coord, value, body } => {
-                    let id = self.named(Named::Coord(*coord));
+                    let id = self.named(Name::Coord(*coord));
                     let v = operand(value, self.expr(value, None, None));
                     let mut readable = self.readable.borrow_mut();
                     coords_from.get_or_insert(readable.len());
-                    readable.push(captures::Name::Coord(*coord));
+                    readable.push(Name::Coord(*coord));
                     out.extend(std::iter::once(code!(let #id: i32 = #v as i32;)));
                     body
                 }
@@ -751,7 +742,7 @@ impl Gen<'_> {
                 body,
                 kind,
             } => {
-                let id = self.named(Named::Loop(var.clone()));
+                let id = self.named(Name::Loop(var.clone()));
                 let (hoists, scope) = if slab.is_none() && *kind == LoopKind::Serial {
                     self.hoist_loads(body)
                 } else {
@@ -762,9 +753,7 @@ impl Gen<'_> {
                 // The loop's variable is readable inside (a parallel loop
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
-                self.readable
-                    .borrow_mut()
-                    .push(captures::Name::Loop(var.clone()));
+                self.readable.borrow_mut().push(Name::Loop(var.clone()));
                 self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
@@ -925,7 +914,7 @@ impl Gen<'_> {
             ident(reader_name(f)),
         );
         let lo = self.origin(f);
-        let reader = captures::Name::Reader(f);
+        let reader = Name::Reader(f);
         if !self.readable.borrow().contains(&reader) {
             self.readable.borrow_mut().push(reader);
         }
@@ -977,7 +966,7 @@ impl Gen<'_> {
     /// value made a chain of `n` stages `n^2` statements for rustc to check.
     fn local_copies(&self, s: &Stmt, f: FuncId) -> Code {
         let used = captures::names_read(s, self.b);
-        let own = captures::Name::Reader(f);
+        let own = Name::Reader(f);
         let readable = self.readable.borrow();
         let copies = readable.copies(&used, &own).map(|n| ident(n.spelt()));
         code!(#(let #copies = #copies;)*)
@@ -988,15 +977,15 @@ impl<'a> Gen<'a> {
     /// The generator of pipeline `p` with bounds program `b`.
     fn new(p: &'a Pipeline, b: &'a BoundsProgram, input_strides: &[Vec<Option<usize>>]) -> Gen<'a> {
         let mut readable = captures::Readable::default();
-        readable.push(captures::Name::Syms);
+        readable.push(Name::Syms);
         for (i, inp) in p.inputs.iter().enumerate() {
-            readable.push(captures::Name::Input(i));
+            readable.push(Name::Input(i));
             for d in 0..inp.dims {
-                readable.push(captures::Name::InputMin(i, d));
-                readable.push(captures::Name::InputExtent(i, d));
+                readable.push(Name::InputMin(i, d));
+                readable.push(Name::InputExtent(i, d));
             }
         }
-        (0..p.params.len()).for_each(|i| readable.push(captures::Name::Param(i)));
+        (0..p.params.len()).for_each(|i| readable.push(Name::Param(i)));
         Gen {
             p,
             b,
@@ -1021,16 +1010,13 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The identifier of a local symbol, a loop variable or a coordinate.
-    pub(super) fn named(&self, n: Named) -> Code {
+    /// The identifier of a value the code binds (a local symbol, a loop
+    /// variable, a coordinate), spelt once.
+    fn named(&self, n: Name) -> Code {
         if let Some(id) = self.names.borrow().get(&n) {
             return id.clone();
         }
-        let id = match &n {
-            Named::LocalSym(s) => ident(local_sym_name(*s)),
-            Named::Loop(v) => ident(names::loop_var(v)),
-            Named::Coord(c) => ident(names::coord(*c)),
-        };
+        let id = ident(n.spelt());
         self.names.borrow_mut().insert(n, id.clone());
         id
     }

@@ -19,8 +19,9 @@ use crate::ir::*;
 /// syms, params, inputs, coordinates and loop variables of enclosing
 /// loops, and the reader views of funcs computed so far. It grows as code
 /// is generated and shrinks back at the end of each scope. Names are kept
-/// as [`Name`]s and spelt only for the copies made (spelling each one
-/// bound and each one read was a tenth of the emitter's time, unoptimized).
+/// as [`Name`]s and spelt only for the copies made (spelling every one
+/// bound and read cost 19 M of the 100-func chain's 706 M instructions,
+/// unoptimized).
 #[derive(Default)]
 pub(super) struct Readable {
     order: Vec<Name>,
@@ -77,7 +78,8 @@ pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<Name> {
     out
 }
 
-/// A value the generated code binds or reads, before it is spelt out.
+/// A value the generated code binds or reads, before it is spelt out
+/// (also the key of `Gen::named`'s identifiers).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub(super) enum Name {
     Coord(Coord),

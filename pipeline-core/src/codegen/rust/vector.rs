@@ -57,7 +57,7 @@ mod loads;
 
 use super::{
     float_lit, ident, input_name, int_lit, let_binding, let_var, operand, reader_name, rust_type,
-    Gen, Named,
+    Gen, Name,
 };
 use crate::analysis::lanes::*;
 use crate::codegen::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
@@ -243,7 +243,7 @@ impl Lanes<'_, '_> {
     fn stmt(&self, s: &Stmt) -> R<Code> {
         match s {
             Stmt::LetCoord { coord, value, body } => {
-                let id = self.g.named(Named::Coord(*coord));
+                let id = self.g.named(Name::Coord(*coord));
                 let (bind, lane) = match self.ramp(value) {
                     Some((base, 0)) => {
                         (code!(let #id: i32 = (#base) as i32;), Lane::Uni(code!(#id)))
@@ -276,7 +276,7 @@ impl Lanes<'_, '_> {
                 Ok(code!(#bind #b))
             }
             Stmt::LetSym { sym, value, body } if self.is_uniform(value) => {
-                let id = self.g.named(Named::LocalSym(*sym));
+                let id = self.g.named(Name::LocalSym(*sym));
                 let v = self.g.expr(value, None, None);
                 let b = self.stmt(body)?;
                 Ok(code!(let #id: i64 = #v; #b))
@@ -500,7 +500,7 @@ impl Lanes<'_, '_> {
         };
         match &e.kind {
             ExprKind::Loop(_) => {
-                let id = self.g.named(Named::Loop(self.var.clone()));
+                let id = self.g.named(Name::Loop(self.var.clone()));
                 Some((code!(#id), 1))
             }
             ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
@@ -562,7 +562,7 @@ impl Lanes<'_, '_> {
         };
         Ok(match &e.kind {
             ExprKind::Loop(_) => {
-                let id = self.g.named(Named::Loop(self.var.clone()));
+                let id = self.g.named(Name::Loop(self.var.clone()));
                 ramp_lane(&code!(#id), 1, Type::I64)
             }
             ExprKind::Var(d) => coord(Coord::Pure(f.ok_or(Scalar)?, *d))?,
