@@ -285,16 +285,15 @@ const fn vbmi_picks(b: usize, s: usize, phases: usize, span: usize) -> VbmiPicks
 
 /// The `vpermt2b` indices of half a register of lanes of `b` bytes `s`
 /// apart (its 32 low bytes; the rest 0) for `phases` phases, from two
-/// reads of 64 bytes: at 0 and ending at byte `len` of the span (`len` is
-/// 64 to 128).
-const fn vbmi_half_picks(b: usize, s: usize, phases: usize, len: usize) -> [[u8; 64]; 4] {
+/// reads: the span's first 64 bytes and its bytes from 64 on, so that the
+/// index of a byte is its place in the span.
+const fn vbmi_half_picks(b: usize, s: usize, phases: usize) -> [[u8; 64]; 4] {
     let mut idx = [[0; 64]; 4];
     let mut j = 0;
     while j < phases {
         let mut k = 0;
         while k < 32 {
-            let src = ((k / b) * s + j) * b + k % b;
-            idx[j][k] = if src < 64 { src } else { src - (len - 64) + 64 } as u8;
+            idx[j][k] = (((k / b) * s + j) * b + k % b) as u8;
             k += 1;
         }
         j += 1;
@@ -383,11 +382,16 @@ impl Strided for Avx512Vbmi {
             return from;
         }
         let q = p.add(S * from).cast::<u8>();
-        let reads = [
-            _mm512_loadu_si512(q.cast()),
-            _mm512_loadu_si512(q.add(32 * S - 64).cast()),
-        ];
-        let picks = for_size!(b, B => vbmi_half_picks(B, S, S, 32 * S));
+        // The span's bytes from 64 on come from a read at 64, not from one
+        // ending at the span's end, which at stride 3 would start 32 bytes
+        // in and cross a cache line wherever the span starts on one.
+        let second = if S == 3 {
+            _mm512_zextsi256_si512(_mm256_loadu_si256(q.add(64).cast()))
+        } else {
+            _mm512_loadu_si512(q.add(64).cast())
+        };
+        let reads = [_mm512_loadu_si512(q.cast()), second];
+        let picks = for_size!(b, B => vbmi_half_picks(B, S, S));
         for (j, o) in o.iter_mut().enumerate() {
             let idx = _mm512_loadu_si512(picks[j].as_ptr().cast());
             let v = _mm512_permutex2var_epi8(reads[0], idx, reads[1]);
@@ -408,13 +412,17 @@ impl Strided for Avx512Vbmi {
         if from + l > n {
             return from;
         }
+        // The bytes from 64 on by a masked read of the span's rest (as
+        // `phases_half`: no read that starts inside a cache line the first
+        // one holds, and nothing read past the span).
         let span = span_bytes(32, b, S);
         let q = p.add(S * from).cast::<u8>();
+        let rest = u64::MAX >> (128 - span);
         let reads = [
             _mm512_loadu_si512(q.cast()),
-            _mm512_loadu_si512(q.add(span - 64).cast()),
+            _mm512_maskz_loadu_epi8(rest, q.add(64).cast()),
         ];
-        let picks = for_size!(b, B => vbmi_half_picks(B, S, 1, span_bytes(32, B, S)));
+        let picks = for_size!(b, B => vbmi_half_picks(B, S, 1));
         let idx = _mm512_loadu_si512(picks[0].as_ptr().cast());
         let v = _mm512_permutex2var_epi8(reads[0], idx, reads[1]);
         _mm256_storeu_si256(o.add(from).cast(), _mm512_castsi512_si256(v));
@@ -718,15 +726,16 @@ mod tests {
     fn vbmi_half_picks_take_every_byte_from_its_place() {
         for b in [1, 2, 4, 8] {
             for s in [3, 4] {
-                let every = span_bytes(32, b, s);
-                for (phases, len) in [(s, 32 * s), (1, every)] {
-                    assert!((64..=128).contains(&len));
-                    let idx = vbmi_half_picks(b, s, phases, len);
+                // `phases_half` reads `32 s` bytes, `every_half` the span
+                // of one phase's lanes; an index past them would pick a
+                // byte the masked read left zero.
+                for (phases, read) in [(s, 32 * s), (1, span_bytes(32, b, s))] {
+                    assert!((65..=128).contains(&read));
+                    let idx = vbmi_half_picks(b, s, phases);
                     for (j, idx) in idx.iter().enumerate().take(phases) {
                         for (k, &i) in idx.iter().enumerate().take(32) {
-                            let i = i as usize;
-                            let from = if i < 64 { i } else { len - 64 + i - 64 };
-                            assert_eq!(from, ((k / b) * s + j) * b + k % b);
+                            assert_eq!(i as usize, ((k / b) * s + j) * b + k % b);
+                            assert!((i as usize) < read, "b {b}, s {s}, lane byte {k}");
                         }
                     }
                 }
