@@ -33,7 +33,9 @@ What it does, in one run:
 5. Times both sides in R rounds (default 5), alternating: in each round our
    bench runs every pipeline (median of N runs each), then Halide runs each
    (median of N). A shared machine's speed drifts over seconds, so each
-   round's ratio compares runs a few seconds apart; the table reports the
+   round's ratio compares runs a few seconds apart (the float pipelines'
+   strict_float Halide builds are timed too, right after the default ones,
+   for a second table: the same arithmetic on both sides); the table reports the
    median over rounds of each side's time and of the per-round ratio, with the
    range of the per-round ratios to show the noise, and each side's fastest run
    over all rounds (noise only ever slows a run down, so on a busy machine the
@@ -812,6 +814,10 @@ def main():
     target = hl.get_jit_target_from_environment()
     strict = target.with_feature(hl.TargetFeature.StrictFloat)
     theirs, checks, compile_s, timed = {}, {}, {}, {}
+    # Float pipelines: Halide's strict_float build timed too, the arithmetic
+    # ours does (Halide's default build contracts multiplies and adds into
+    # FMAs, which ours does only where a pipeline writes `fma`).
+    strict_timed = {}
     for name in names:
         build, in_shape, out_shape, dtype = CASES[name]
         dtype = np.dtype(dtype)
@@ -842,7 +848,10 @@ def main():
             # no FMA contraction, no float rewrites) must agree bit for bit; the
             # timed build's differences are reported for information.
             label = "strict_float Halide"
-            _, _, same = realize_once(label, strict)
+            strict_pipe, _, same = realize_once(label, strict)
+            strict_timed[name] = lambda pipe=strict_pipe, out_bufs=out_bufs, keep=(data, in_buf, results): realize(
+                pipe, out_bufs, strict
+            )
             if name == "unsharp_f32":
                 taps = libm_exp_taps(np)
                 if taps is not None:
@@ -924,6 +933,7 @@ def main():
     cached = [name + CACHED for name in names if name + CACHED in ours]
     our_ms = {name: [ours[name][1]] for name in names + cached}
     their_ms = {name: [] for name in names}
+    strict_ms = {name: [] for name in strict_timed}
     # The fastest run of each side over all rounds: a noisy neighbour only
     # ever slows a run down, so these are the least disturbed.
     our_best = {name: ours[name][2] for name in names + cached}
@@ -942,6 +952,8 @@ def main():
             their_ms[name].append(median_ms)
             their_best[name] = min(their_best[name], min_ms)
             print(f"halide {name} (round {r + 1}): median {median_ms:.3f} ms, min {min_ms:.3f} ms", file=sys.stderr, flush=True)
+            if name in strict_timed:
+                strict_ms[name].append(time_ms(strict_timed[name], args.runs)[0])
         # Ours auto and ours tuned back to back, their order alternating by
         # round, so that their ratio sees as nearly one state of this shared
         # machine as two processes can (with Halide's auto-schedulers between
@@ -1013,6 +1025,22 @@ def main():
             f"| {name} | {size} | {ours_med:.2f} | {theirs_med:.2f} | {ratio:.2f} | {spread} | {fastest} "
             f"| {bound} | {ours_bound} | {halide_bound} | {status} |"
         )
+    if strict_ms:
+        print()
+        print(
+            "The float pipelines against Halide's strict_float build (no FMA contraction, no float rewrites: "
+            "the arithmetic ours does; timed right after its default build in each round):"
+        )
+        print()
+        print("| algorithm | ours ms | strict_float Halide ms | ours/strict | range over rounds | default build/strict |")
+        print("|---|---:|---:|---:|---|---:|")
+        for name in strict_ms:
+            ratios = [o / t for o, t in zip(our_ms[name], strict_ms[name])]
+            own = median([d / t for d, t in zip(their_ms[name], strict_ms[name])])
+            print(
+                f"| {name} | {median(our_ms[name]):.2f} | {median(strict_ms[name]):.2f} | {median(ratios):.2f} "
+                f"| {min(ratios):.2f}-{max(ratios):.2f} | {own:.2f} |"
+            )
     for name in cached:
         # Scaled to the full image: the time of the arithmetic alone.
         size = ours[name][0]
