@@ -561,15 +561,21 @@ mod tests {
 
     #[test]
     fn par_slabs_gives_each_iteration_exactly_its_slab() {
-        // In the default pool, and in a pool of one thread, where
-        // par_slabs runs the iterations one after the other without
-        // splitting.
+        // In the default pool, in a pool of one thread, where par_slabs
+        // runs the iterations one after the other without splitting, and
+        // in a pool of four.
         slabs_each_written_once();
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap();
         one.install(slabs_each_written_once);
+        // And in a pool of four, which splits whatever the machine has.
+        let four = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        four.install(slabs_each_written_once);
     }
 
     fn slabs_each_written_once() {
@@ -580,6 +586,9 @@ mod tests {
             (7, 8, 1),
             (1, 1, 1),
             (5, 2, 4),
+            // Enough iterations that the pieces hold several each.
+            (3000, 1, 3000),
+            (3000, 7, 429),
         ] {
             let mut data = vec![0u32; extent * 3];
             let calls = AtomicUsize::new(0);
