@@ -27,7 +27,7 @@ pub use super::names::sanitize;
 use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::lanes::{self, AllLanes};
 use crate::front::check::CheckedPipeline;
-use crate::hash::HashMap;
+use crate::hash::{HashMap, Table};
 use crate::ir::*;
 use crate::lower::loops::writes_output_directly;
 use crate::schedule::LoopKind;
@@ -186,7 +186,7 @@ pub(super) struct Gen<'a> {
     /// made once each: a symbol is named at every use, and making an
     /// identifier formats and checks its name (48K times for the 100-func
     /// chain; kept, its expansion took 1.5% fewer instructions).
-    names: std::cell::RefCell<HashMap<Name, Code>>,
+    names: std::cell::RefCell<Table<Name, Code>>,
 }
 
 /// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string

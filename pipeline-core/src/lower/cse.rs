@@ -23,7 +23,7 @@
 //! or a store, whose shapes the partitioning and the vector code read), and
 //! none inside a vectorized loop.
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, Table};
 use crate::ir::{BinOp, Expr, ExprKind, LoopVar, Stmt, SymId, Type, UnOp};
 use crate::schedule::LoopKind;
 use std::rc::Rc;
@@ -241,7 +241,7 @@ struct Node {
 #[derive(Default)]
 struct Graph {
     nodes: Vec<Node>,
-    ids: HashMap<Node, usize>,
+    ids: Table<Node, usize>,
     /// Each node's size as a tree.
     size: Vec<usize>,
 }

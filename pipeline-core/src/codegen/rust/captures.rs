@@ -12,7 +12,7 @@
 use super::{input_name, local_sym_name, reader_name};
 use crate::analysis::bounds::BoundsProgram;
 use crate::codegen::names;
-use crate::hash::{HashMap, HashSet};
+use crate::hash::Table;
 use crate::ir::*;
 
 /// The values a loop body may read, by name, in the order they were bound:
@@ -25,13 +25,14 @@ use crate::ir::*;
 #[derive(Default)]
 pub(super) struct Readable {
     order: Vec<Name>,
-    count: HashMap<Name, u32>,
+    /// How many times each name is bound (0: not now).
+    count: Table<Name, u32>,
 }
 
 impl Readable {
     /// Binds `name` (again, if it was bound already).
     pub(super) fn push(&mut self, name: Name) {
-        *self.count.entry(name.clone()).or_default() += 1;
+        *self.count.get_or_insert_with(name.clone(), || 0) += 1;
         self.order.push(name);
     }
 
@@ -43,37 +44,33 @@ impl Readable {
     /// Forgets the bindings made after the first `n`.
     pub(super) fn truncate(&mut self, n: usize) {
         for name in self.order.drain(n..) {
-            let left = self.count.get_mut(&name).expect("a bound name is counted");
-            *left -= 1;
-            if *left == 0 {
-                self.count.remove(&name);
-            }
+            *self.count.get_mut(&name).expect("a bound name is counted") -= 1;
         }
     }
 
     /// Whether `name` is bound.
     pub(super) fn contains(&self, name: &Name) -> bool {
-        self.count.contains_key(name)
+        self.count.get(name).is_some_and(|&n| n > 0)
     }
 
     /// The bound names that `used` holds, but for `except`, in the order
     /// they were bound (so the generated code does not depend on hashing).
     pub(super) fn copies<'a>(
         &'a self,
-        used: &'a HashSet<Name>,
+        used: &'a Table<Name, ()>,
         except: &'a Name,
     ) -> impl Iterator<Item = &'a Name> + 'a {
-        let mut seen = HashSet::default();
+        let mut seen = Table::default();
         self.order
             .iter()
-            .filter(move |n| *n != except && used.contains(*n) && seen.insert(*n))
+            .filter(move |n| *n != except && used.contains_key(n) && seen.insert(*n, ()).is_none())
     }
 }
 
 /// The names of the values that the generated code of `s` may read from
 /// outside it: every one it reads, and perhaps a few it only binds.
-pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> HashSet<Name> {
-    let mut out = HashSet::default();
+pub(super) fn names_read(s: &Stmt, b: &BoundsProgram) -> Table<Name, ()> {
+    let mut out = Table::default();
     stmt(s, b, &mut out);
     out
 }
@@ -111,7 +108,7 @@ impl Name {
     }
 }
 
-fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<Name>) {
+fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut Table<Name, ()>) {
     // A store's expressions name its func's coordinates.
     let stage = match s {
         Stmt::Store { func, update, .. } => Some((*func, *update)),
@@ -121,7 +118,7 @@ fn stmt(s: &Stmt, b: &BoundsProgram, out: &mut HashSet<Name>) {
         expr(e, stage, b, out);
     }
     if let Stmt::CopyToOutput { func, .. } = s {
-        out.insert(Name::Reader(*func));
+        out.insert(Name::Reader(*func), ());
     }
     for c in s.children() {
         stmt(c, b, out);
@@ -132,7 +129,7 @@ fn expr(
     e: &Expr,
     stage: Option<(FuncId, Option<usize>)>,
     b: &BoundsProgram,
-    out: &mut HashSet<Name>,
+    out: &mut Table<Name, ()>,
 ) {
     e.visit(&mut |n| {
         let name = match &n.kind {
@@ -162,13 +159,14 @@ fn expr(
             } => Name::Input(*i),
             _ => return,
         };
-        out.insert(name);
+        out.insert(name, ());
     });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::HashSet;
 
     /// The outermost statements that are stages of `f`, in order.
     fn stages_of<'s>(s: &'s Stmt, f: FuncId, out: &mut Vec<&'s Stmt>) {
@@ -204,7 +202,11 @@ mod tests {
             assert!(!stages.is_empty(), "no stage of {}", p.funcs[f].name);
             let mut all: HashSet<String> = HashSet::default();
             for s in stages {
-                all.extend(names_read(s, &lowered.bounds).iter().map(Name::spelt));
+                all.extend(
+                    names_read(s, &lowered.bounds)
+                        .iter()
+                        .map(|(n, _)| n.spelt()),
+                );
             }
             all
         };
