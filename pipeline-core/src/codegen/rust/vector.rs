@@ -61,7 +61,7 @@ use super::{
 };
 use crate::analysis::lanes::*;
 use crate::codegen::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
-use crate::hash::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet, Table};
 use crate::ir::*;
 use pipeline_code::code;
 use std::cell::{Cell, RefCell};
@@ -139,7 +139,7 @@ struct Lanes<'g, 'a> {
     /// Whether each `Let` id binds a uniform value.
     let_uniform: RefCell<HashMap<usize, bool>>,
     /// Whether each expression node (by address) is uniform.
-    uniform: RefCell<HashMap<*const Expr, bool>>,
+    uniform: RefCell<Table<*const Expr, bool>>,
     /// The arrays of the store being emitted (vector loads, operations,
     /// lane loops), before its final lane loop or vector store.
     loads: RefCell<Vec<Code>>,
