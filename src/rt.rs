@@ -563,14 +563,13 @@ mod tests {
     fn par_slabs_gives_each_iteration_exactly_its_slab() {
         // In the default pool, in a pool of one thread, where par_slabs
         // runs the iterations one after the other without splitting, and
-        // in a pool of four.
+        // in a pool of four, which splits whatever the machine has.
         slabs_each_written_once();
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap();
         one.install(slabs_each_written_once);
-        // And in a pool of four, which splits whatever the machine has.
         let four = rayon::ThreadPoolBuilder::new()
             .num_threads(4)
             .build()
