@@ -25,7 +25,7 @@ use crate::ir::*;
 #[derive(Default)]
 pub(super) struct Readable {
     order: Vec<Name>,
-    /// How many times each name is bound (0: not now).
+    /// How many times each bound name is bound.
     count: Table<Name, u32>,
 }
 
@@ -44,13 +44,17 @@ impl Readable {
     /// Forgets the bindings made after the first `n`.
     pub(super) fn truncate(&mut self, n: usize) {
         for name in self.order.drain(n..) {
-            *self.count.get_mut(&name).expect("a bound name is counted") -= 1;
+            let left = self.count.get_mut(&name).expect("a bound name is counted");
+            *left -= 1;
+            if *left == 0 {
+                self.count.remove(&name);
+            }
         }
     }
 
     /// Whether `name` is bound.
     pub(super) fn contains(&self, name: &Name) -> bool {
-        self.count.get(name).is_some_and(|&n| n > 0)
+        self.count.contains_key(name)
     }
 
     /// The bound names that `used` holds, but for `except`, in the order
