@@ -479,7 +479,8 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     /// AVX-512 kernel it was 0.86 of the loads' time on the tuner's inputs
     /// and no faster on the Halide comparison's; at 8 lanes in an AVX-512
     /// kernel, 1.3x slower (LLVM spilled and shuffled the gathered
-    /// vectors: not understood yet).
+    /// vectors). A stage of 8-lane `f32` vectors in an AVX-512 kernel now
+    /// runs at AVX2 ([`crate::rt::simd::Level::Narrow`]).
     ///
     /// # Safety
     ///

@@ -350,3 +350,45 @@ fn kernel_levels(out: &str) -> Vec<&'static str> {
         })
         .collect()
 }
+
+/// A stage whose vectors are at most 256 bits runs at its level's narrow
+/// one (AVX2 inside an AVX-512 kernel), a wider stage at the kernel's own.
+#[test]
+fn stages_of_narrow_vectors_run_at_the_narrow_level() {
+    const SRC: &str = r#"
+        pub fn two(input: Image<f32, 2>) -> Image<f32, 2> {
+            wide(x, y) = input(x, y) * 2.0;
+            out(x, y) = wide(x, y) + 1.0;
+            out
+        }
+        schedule two {
+            wide.compute_root().vectorize(x, 16);
+            out.vectorize(x, NARROW);
+        }
+    "#;
+    let expand = |lanes: usize| {
+        let src = SRC.replace("NARROW", &lanes.to_string());
+        pipeline_core::expand(src.parse().unwrap()).to_string()
+    };
+    let narrow = "let __isa = __isa . narrow () ;";
+    // `out` at 8 lanes of f32 (256 bits): its stage narrows, `wide`'s
+    // does not; the kernel has AVX-512 instances for `wide`.
+    let mixed = expand(8);
+    assert_eq!(mixed.matches(narrow).count(), 1, "{mixed}");
+    assert!(kernel_levels(&mixed).contains(&"Avx512"), "{mixed}");
+    let at = mixed.find(narrow).unwrap();
+    // out's stage writes the caller's buffer, wide's its own.
+    assert!(
+        mixed[at..].starts_with(&format!(
+            "{narrow} __isa . outline (# [inline (always)] || {{ let mut __out0"
+        )),
+        "{mixed}"
+    );
+    assert!(
+        mixed[..at].contains("let mut __w0 = __w0 . reborrow ()"),
+        "{mixed}"
+    );
+    // Both at 16 lanes: no stage narrows.
+    let wide = expand(16);
+    assert_eq!(wide.matches(narrow).count(), 0, "{wide}");
+}

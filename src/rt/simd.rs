@@ -736,6 +736,15 @@ macro_rules! level_trait {
         /// features and into which the closure given is inlined (with the
         /// operations it calls).
         pub trait Level: Copy + Send + Sync $($bounds)* {
+            /// The level for a loop nest whose vectors are at most 256 bits
+            /// wide: AVX2 for the AVX-512 levels, the level itself below.
+            /// Compiled with AVX-512's features, such a loop nest gains
+            /// nothing from them, and what LLVM vectorizes there on its own
+            /// (lane loops, edges) may take 512-bit gathers and scalar
+            /// conversions instead.
+            type Narrow: Level;
+            /// This level's [`Narrow`](Level::Narrow) one.
+            fn narrow(self) -> Self::Narrow;
             /// `f()`, inlined into a function compiled with the level's
             /// features.
             fn run<R>(self, f: impl FnOnce() -> R) -> R;
@@ -764,6 +773,13 @@ macro_rules! level_trait {
 level_trait!(u8 u16 u32 u64 i8 i16 i32 i64 f32 f64);
 
 impl Level for Scalar {
+    type Narrow = Scalar;
+
+    #[inline(always)]
+    fn narrow(self) -> Scalar {
+        self
+    }
+
     #[inline(always)]
     fn run<R>(self, f: impl FnOnce() -> R) -> R {
         f()

@@ -897,13 +897,16 @@ impl Gen<'_> {
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
         self.open_stages.borrow_mut().push(f);
+        let widest_before = self.widest_vector.replace(0);
         let mut code = self.stmt(s);
+        let widest = self.widest_vector.get();
+        self.widest_vector.set(widest_before.max(widest));
         self.open_stages.borrow_mut().pop();
         // The values the stage could read, as they were before it.
         self.readable.borrow_mut().truncate(scope);
         let w = self.writer(f);
         if self.loop_depth.get() == 0 {
-            code = outline(code, &w, self.local_copies(s, f));
+            code = outline(code, &w, self.local_copies(s, f), widest <= 32);
         }
         if w != word!("__w{}", f) {
             return code;
@@ -945,14 +948,32 @@ impl Gen<'_> {
 /// each loop nest's registers to itself: in one function for the whole
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
-fn outline(code: Code, w: &Code, locals: Code) -> Code {
-    code! {
+///
+/// A `narrow` stage (no vector wider than 256 bits) runs at its level's
+/// [`Narrow`](pipeline::rt::simd::Level::Narrow) one: in an AVX-512 kernel
+/// (which a wider stage of the pipeline asks for) it is compiled for AVX2.
+/// Compiled for AVX-512, the 8-lane slice of the bilateral grid's
+/// automatic schedule read its taps by 512-bit gathers of 64-bit offsets
+/// and converted its coordinates a lane at a time: the pipeline took
+/// 1.18x its AVX2 time at the AVX-512 levels, 1.02x with the slice
+/// narrowed (medians of five rounds, Xeon, 2 threads).
+fn outline(code: Code, w: &Code, locals: Code, narrow: bool) -> Code {
+    let code = code! {
         __isa.outline(#[inline(always)] || {
             let mut #w = #w.reborrow();
             #locals
             #code
             ::core::result::Result::Ok(())
         })?;
+    };
+    if !narrow {
+        return code;
+    }
+    code! {
+        {
+            let __isa = __isa.narrow();
+            #code
+        }
     }
 }
 

@@ -60,7 +60,7 @@ pub struct Avx512Vbmi(());
 /// (those its kernel needs: FMA with AVX2, AVX2 and BW with AVX-512), into
 /// which LLVM inlines it; the `outline` one is never inlined itself.
 macro_rules! token {
-    ($($level:ident: $isa:ident, $features:literal;)*) => {$(
+    ($($level:ident: $isa:ident, $features:literal, $narrow:ident;)*) => {$(
         impl $level {
             /// The token, if this processor has the level.
             pub fn new() -> Option<$level> {
@@ -79,6 +79,15 @@ macro_rules! token {
         }
 
         impl super::Level for $level {
+            type Narrow = $narrow;
+
+            #[inline(always)]
+            fn narrow(self) -> $narrow {
+                // SAFETY: every level has the features of those below it
+                // (`crate::rt::isa::detected`).
+                unsafe { $narrow::new_unchecked() }
+            }
+
             #[inline(always)]
             fn run<R>(self, f: impl FnOnce() -> R) -> R {
                 #[target_feature(enable = $features)]
@@ -105,10 +114,10 @@ macro_rules! token {
     )*};
 }
 token! {
-    Sse41: Sse41, "sse4.1";
-    Avx2: Avx2, "avx2,fma";
-    Avx512: Avx512, "avx512f,avx512bw,avx2,fma";
-    Avx512Vbmi: Avx512Vbmi, "avx512f,avx512bw,avx512vbmi,avx2,fma";
+    Sse41: Sse41, "sse4.1", Sse41;
+    Avx2: Avx2, "avx2,fma", Avx2;
+    Avx512: Avx512, "avx512f,avx512bw,avx2,fma", Avx2;
+    Avx512Vbmi: Avx512Vbmi, "avx512f,avx512bw,avx512vbmi,avx2,fma", Avx2;
 }
 
 /// One level's registers and instructions. Every method requires the
