@@ -7,14 +7,6 @@
 use crate::analysis::simplify::simplify;
 use crate::ir::*;
 
-/// Calls `f` on the coordinates and values of the stores in `s`.
-pub(crate) fn each_store_expr(s: &Stmt, f: &mut impl FnMut(&Expr)) {
-    if let Stmt::Store { args, value, .. } = s {
-        args.iter().chain([value]).for_each(&mut *f);
-    }
-    s.children().iter().for_each(|c| each_store_expr(c, f));
-}
-
 /// When a vectorized loop runs all its lanes ([`lanes_of`]).
 pub(crate) enum AllLanes<'e> {
     /// Always: `max` is constant (the steady state of a partitioned loop).

@@ -117,15 +117,16 @@ impl KernelLevels {
 pub enum Vectors {
     /// No vectorized loop: one kernel serves every level.
     None,
-    /// Vectors of at most 256 bits: no AVX-512 kernel. Its kernel would use
+    /// No vector computed wider than 256 bits outside the stages that run at
+    /// the narrow level (`rust::Needs::narrow`): no AVX-512 kernel. Its kernel would use
     /// the same vectors; what LLVM adds there is its own vectorization of the
     /// scalar edge loops, with 512-bit gathers (90 of them in the Harris
     /// kernel) that lower the core's clock: Harris and the unsharp mask ran
     /// 14% and 9% slower than with the AVX2 kernel.
     UpTo256,
-    /// Some vector wider than 256 bits.
+    /// Some vector computed wider than 256 bits.
     Wider,
-    /// Some vector wider than 256 bits, and loads of stride 3 or 4, which
+    /// Some vector computed wider than 256 bits, and loads of stride 3 or 4, which
     /// the AVX-512 level with VBMI reads by whole-register byte permutes.
     WiderStrided,
 }

@@ -166,11 +166,9 @@ pub(super) struct Gen<'a> {
     /// The values each enclosing loop hoisted ([`Gen::hoist_loads`]),
     /// innermost last, for [`Gen::hoisted_value`].
     hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Code)>>>,
-    /// The widest vector, in bytes, that a vectorized loop was emitted with.
-    pub(super) widest_vector: std::cell::Cell<usize>,
-    /// Whether some vector loop loads at a stride of 3 or 4 in memory
-    /// (`Deinterleave::load_every` or `load_phases`).
-    pub(super) byte_permutes: std::cell::Cell<bool>,
+    /// What the vector loops emitted so far (outside the stages that run
+    /// at the narrow level) ask of the instruction-set levels.
+    pub(super) needs: std::cell::Cell<Needs>,
     /// Upper bounds on unsigned values (for divisions through `f32`).
     pub(super) values: crate::analysis::values::ValueBounds<'a>,
     /// The `f32` reciprocal found exact for each (divisor, dividend bound),
@@ -187,6 +185,44 @@ pub(super) struct Gen<'a> {
     /// identifier formats and checks its name (48K times for the 100-func
     /// chain; kept, its expansion took 1.5% fewer instructions).
     names: std::cell::RefCell<Table<Name, Code>>,
+}
+
+/// What vector loops ask of the instruction-set levels.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Needs {
+    /// The widest vector computed, in bytes (`vector::Lanes::computed`).
+    pub(super) widest: usize,
+    /// Whether a loop loads at a stride of 3 or 4 in memory
+    /// (`Deinterleave::load_every` or `load_phases`).
+    pub(super) byte_permutes: bool,
+}
+
+impl Needs {
+    fn join(self, other: Needs) -> Needs {
+        Needs {
+            widest: self.widest.max(other.widest),
+            byte_permutes: self.byte_permutes || other.byte_permutes,
+        }
+    }
+
+    /// Whether such loops run best at the narrow level
+    /// ([`pipeline::rt::simd::Level::Narrow`], AVX2 below the AVX-512
+    /// levels): no vector computed is wider than 256 bits. The widest
+    /// vector is what the loop computes, not the type of every node: the
+    /// coordinates of dense loads and stores stay scalar, and `u16`
+    /// arithmetic on 32 bytes in their block order is two 256-bit
+    /// registers at every level, which an AVX-512 kernel joins into one
+    /// and splits again around each operation. In cache on one thread
+    /// (Xeon), the grey conversion of interleaved RGB (32 lanes of `u8`)
+    /// took 13.2-13.9 us at AVX2 against 16.1-16.6 at AVX-512 and
+    /// 14.6-14.7 with VBMI, and a dense two-tap mix 4.5-4.7 against
+    /// 5.3-5.6; `u8` in and out with `f32` arithmetic (four times as wide,
+    /// in registers of its own) ran 22.5-23.5 at AVX-512 against 31.7-32.0
+    /// at AVX2, and `u16` with `u32` arithmetic 1.72-1.90 ms against
+    /// 2.0-2.3 for a whole 5x5 Gaussian: those keep their AVX-512 kernels.
+    pub(super) fn narrow(self) -> bool {
+        self.widest <= 32
+    }
 }
 
 /// `text` as a literal, raw (`r#"..."#`) where it can be: a raw string
@@ -897,17 +933,22 @@ impl Gen<'_> {
         // What the stage binds lives in its block.
         let scope = self.readable.borrow().len();
         self.open_stages.borrow_mut().push(f);
-        let widest_before = self.widest_vector.replace(0);
+        let outside = self.needs.take();
         let mut code = self.stmt(s);
-        let widest = self.widest_vector.get();
-        self.widest_vector.set(widest_before.max(widest));
+        let mut needs = self.needs.get();
         self.open_stages.borrow_mut().pop();
         // The values the stage could read, as they were before it.
         self.readable.borrow_mut().truncate(scope);
         let w = self.writer(f);
         if self.loop_depth.get() == 0 {
-            code = outline(code, &w, self.local_copies(s, f), widest <= 32);
+            let narrow = needs.narrow();
+            code = outline(code, &w, self.local_copies(s, f), narrow);
+            // A stage at the narrow level asks nothing of the levels above.
+            if narrow {
+                needs = Needs::default();
+            }
         }
+        self.needs.set(outside.join(needs));
         if w != word!("__w{}", f) {
             return code;
         }
@@ -1017,8 +1058,7 @@ impl<'a> Gen<'a> {
             loop_depth: Default::default(),
             hoisted: Default::default(),
             hoisted_scopes: Default::default(),
-            widest_vector: Default::default(),
-            byte_permutes: Default::default(),
+            needs: Default::default(),
             values: crate::analysis::values::ValueBounds::new(p),
             f32_reciprocals: Default::default(),
             input_strides: input_strides.to_vec(),
@@ -1128,14 +1168,15 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     // each place gets nodes of its own.
     let body = input.body.clone().map_exprs(&mut Expr::unshared);
     let loops = g.stmt(&body);
+    let needs = g.needs.get();
     let vectors = if !has_vector_loop(input.body) {
         Vectors::None
-    } else if g.widest_vector.get() > 32 && g.byte_permutes.get() {
-        Vectors::WiderStrided
-    } else if g.widest_vector.get() > 32 {
-        Vectors::Wider
-    } else {
+    } else if needs.narrow() {
         Vectors::UpTo256
+    } else if needs.byte_permutes {
+        Vectors::WiderStrided
+    } else {
+        Vectors::Wider
     };
     let stride0: Vec<usize> = (0..p.inputs.len()).map(|i| g.input_stride0(i)).collect();
     let body = kernels(p, b, &loops, vectors, input.kernels, &stride0);

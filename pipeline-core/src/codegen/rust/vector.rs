@@ -160,6 +160,11 @@ struct Lanes<'g, 'a> {
     /// The groups of loads read together.
     phase_groups: RefCell<Vec<PhaseGroup>>,
     next_temp: Cell<usize>,
+    /// The widest vector, in bytes, computed so far: loads, stores and the
+    /// values between them, not the coordinates of dense loads and stores
+    /// (which stay scalar); `u16` arithmetic in the bytes' block order
+    /// counts as bytes (`vector/blocks.rs`).
+    computed: Cell<usize>,
 }
 
 impl Gen<'_> {
@@ -193,18 +198,14 @@ impl Gen<'_> {
             phase_of: Default::default(),
             phase_groups: Default::default(),
             next_temp: Cell::new(FIRST_TEMP),
+            computed: Cell::new(0),
         };
         let code = lanes.stmt(body).ok()?;
-        let mut bytes = 0;
-        each_store_expr(body, &mut |e| {
-            e.visit(&mut |n| {
-                if n.ty != Type::Bool {
-                    bytes = bytes.max(n.ty.bits() as usize / 8);
-                }
-            })
+        let needs = self.needs.get();
+        self.needs.set(super::Needs {
+            widest: needs.widest.max(lanes.computed.get()),
+            ..needs
         });
-        let widest = self.widest_vector.get().max(w * bytes);
-        self.widest_vector.set(widest);
         Some(code)
     }
 }
@@ -219,6 +220,14 @@ fn zero(t: Type) -> Code {
 }
 
 impl Lanes<'_, '_> {
+    /// Notes a vector of `ty` computed (see `computed`).
+    fn computes(&self, ty: Type) {
+        if ty != Type::Bool {
+            let bytes = self.w * (ty.bits() as usize / 8);
+            self.computed.set(self.computed.get().max(bytes));
+        }
+    }
+
     fn temp(&self) -> (usize, Code) {
         let id = self.next_temp.get();
         self.next_temp.set(id + 1);
@@ -764,6 +773,7 @@ impl Lanes<'_, '_> {
             let v = self.g.expr(e, f, k);
             return Ok(code!([#v; #w]));
         }
+        self.computes(e.ty);
         // `rt::simd`, imported under this name by the entry (`generate`).
         let simd = code!(__simd);
         let bind = |v: Code| {

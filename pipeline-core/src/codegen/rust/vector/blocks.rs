@@ -43,6 +43,10 @@ impl Lanes<'_, '_> {
 
     /// The lanes of `(a as u8)` (see [`Lanes::narrows_in_blocks`]).
     pub(super) fn narrow_in_blocks(&self, a: &Expr) -> R<Code> {
+        // Computed as registers of the bytes' width at every level (an
+        // AVX-512 kernel would join two 256-bit halves and split them
+        // again: `Needs::narrow`).
+        self.computes(Type::U8);
         let v = self.vec_blocks(a)?;
         self.bind_array(
             code!(u8),
