@@ -222,8 +222,9 @@ fn main() {
         report("grey_rgb_u8", w, h, t);
         dump("grey_rgb_u8", out.as_slice());
         // In cache, as the blur's: the arithmetic and the shuffles that
-        // take the three channels apart, not the memory.
-        let rows = 32;
+        // take the three channels apart, not the memory (256 rows: 16
+        // strips, enough for the threads).
+        let rows = 256;
         let small = View::with_strides(
             &data.as_slice()[..w * rows * 3],
             [w, rows, 3],
