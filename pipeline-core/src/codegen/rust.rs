@@ -197,6 +197,16 @@ pub(super) struct Needs {
     pub(super) byte_permutes: bool,
 }
 
+impl Gen<'_> {
+    /// Notes a loop that loads at a stride of 3 or 4.
+    pub(super) fn permutes_bytes(&self) {
+        self.needs.set(Needs {
+            byte_permutes: true,
+            ..self.needs.get()
+        });
+    }
+}
+
 impl Needs {
     fn join(self, other: Needs) -> Needs {
         Needs {
@@ -990,7 +1000,7 @@ impl Gen<'_> {
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
 ///
-/// A `narrow` stage (no vector wider than 256 bits) runs at its level's
+/// A `narrow` stage (no vector computed wider than 256 bits) runs at its level's
 /// [`Narrow`](pipeline::rt::simd::Level::Narrow) one: in an AVX-512 kernel
 /// (which a wider stage of the pipeline asks for) it is compiled for AVX2.
 /// Compiled for AVX-512, the 8-lane slice of the bilateral grid's

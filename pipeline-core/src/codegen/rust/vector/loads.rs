@@ -354,10 +354,7 @@ impl Lanes<'_, '_> {
             }
         };
         if step > 2 {
-            self.g.needs.set(crate::codegen::rust::Needs {
-                byte_permutes: true,
-                ..self.g.needs.get()
-            });
+            self.g.permutes_bytes();
         }
         let names: Vec<Code> = (0..step).map(|_| self.temp().1).collect();
         // SAFETY (of the generated block): every element read is a lane of
@@ -464,10 +461,7 @@ impl Lanes<'_, '_> {
             // 4): the span read once and the lanes picked by a constant
             // stride, which the compiler turns into shuffles.
             (_, Some(s)) if (3..=4).contains(&s) && !own => {
-                self.g.needs.set(crate::codegen::rust::Needs {
-                    byte_permutes: true,
-                    ..self.g.needs.get()
-                });
+                self.g.permutes_bytes();
                 let c = self.lane0(args, &ramps, &fold);
                 let s = s as usize;
                 let span = unsuffixed_lit!((self.w - 1) * s + 1);
