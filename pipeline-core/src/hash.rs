@@ -113,12 +113,6 @@ impl<K, V> Default for Table<K, V> {
     }
 }
 
-/// Where a key is: its entry, or the free slot it would take.
-enum Found {
-    Entry(usize),
-    Free(usize),
-}
-
 impl<K: Hash + Eq, V> Table<K, V> {
     fn hash(key: &K) -> u64 {
         let mut h = WordHasher::default();
@@ -126,18 +120,19 @@ impl<K: Hash + Eq, V> Table<K, V> {
         h.finish()
     }
 
-    /// `key`, of hash `hash`, in a table with slots.
-    fn find(&self, hash: u64, key: &K) -> Found {
+    /// The slot of `key`, of hash `hash`, in a table with slots, and its
+    /// entry; or the free slot it would take.
+    fn find(&self, hash: u64, key: &K) -> (usize, Option<usize>) {
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
         loop {
             let slot = self.slots[at];
             if slot == 0 {
-                return Found::Free(at);
+                return (at, None);
             }
             let entry = &self.entries[slot as usize - 1];
             if entry.0 == hash && entry.1 == *key {
-                return Found::Entry(slot as usize - 1);
+                return (at, Some(slot as usize - 1));
             }
             at = (at + 1) & mask;
         }
@@ -147,10 +142,7 @@ impl<K: Hash + Eq, V> Table<K, V> {
         if self.entries.is_empty() {
             return None;
         }
-        match self.find(Self::hash(key), key) {
-            Found::Entry(e) => Some(e),
-            Found::Free(_) => None,
-        }
+        self.find(Self::hash(key), key).1
     }
 
     pub(crate) fn get(&self, key: &K) -> Option<&V> {
@@ -172,8 +164,8 @@ impl<K: Hash + Eq, V> Table<K, V> {
         }
         let hash = Self::hash(&key);
         let e = match self.find(hash, &key) {
-            Found::Entry(e) => e,
-            Found::Free(at) => {
+            (_, Some(e)) => e,
+            (at, None) => {
                 self.entries.push((hash, key, make()));
                 self.slots[at] = self.entries.len() as u32;
                 self.entries.len() - 1
@@ -192,18 +184,14 @@ impl<K: Hash + Eq, V> Table<K, V> {
     /// Removes `key`; returns its value. The last entry takes the removed
     /// one's place in the order.
     pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
-        let e = self.entry_of(key)?;
+        if self.entries.is_empty() {
+            return None;
+        }
+        let (mut hole, e) = self.find(Self::hash(key), key);
+        let e = e?;
         let mask = self.slots.len() - 1;
-        let slot_of = |slots: &[u32], hash: u64, e: usize| {
-            let mut at = hash as usize & mask;
-            while slots[at] as usize != e + 1 {
-                at = (at + 1) & mask;
-            }
-            at
-        };
         // Empty its slot, moving back each later slot of the run that
         // may sit there (its own slot is not between the hole and it).
-        let mut hole = slot_of(&self.slots, self.entries[e].0, e);
         let mut next = (hole + 1) & mask;
         while self.slots[next] != 0 {
             let home = self.entries[self.slots[next] as usize - 1].0 as usize & mask;
@@ -216,7 +204,8 @@ impl<K: Hash + Eq, V> Table<K, V> {
         self.slots[hole] = 0;
         let last = self.entries.len() - 1;
         if e != last {
-            let at = slot_of(&self.slots, self.entries[last].0, last);
+            let (hash, key, _) = &self.entries[last];
+            let (at, _) = self.find(*hash, key);
             self.slots[at] = e as u32 + 1;
         }
         Some(self.entries.swap_remove(e).2)
