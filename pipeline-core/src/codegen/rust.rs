@@ -217,7 +217,13 @@ impl Needs {
 
     /// Whether such loops run best at the narrow level
     /// ([`pipeline::rt::simd::Level::Narrow`], AVX2 below the AVX-512
-    /// levels): no vector computed is wider than 256 bits. The widest
+    /// levels): no vector computed is wider than 256 bits. Compiled for
+    /// AVX-512 (which a wider stage of its pipeline asked for), the 8-lane
+    /// slice of the bilateral grid's automatic schedule read its taps by
+    /// 512-bit gathers of 64-bit offsets and converted its coordinates a
+    /// lane at a time: the pipeline took 1.18x its AVX2 time at the
+    /// AVX-512 levels, 1.02x with the slice at AVX2 (medians of five
+    /// rounds, Xeon, 2 threads). The widest
     /// vector is what the loop computes, not the type of every node: the
     /// coordinates of dense loads and stores stay scalar, and `u16`
     /// arithmetic on 32 bytes in their block order is two 256-bit
@@ -1000,14 +1006,9 @@ impl Gen<'_> {
 /// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
 /// serial scatter, and compile time grows faster than the function.
 ///
-/// A `narrow` stage (no vector computed wider than 256 bits) runs at its level's
+/// A `narrow` stage ([`Needs::narrow`]) runs at its level's
 /// [`Narrow`](pipeline::rt::simd::Level::Narrow) one: in an AVX-512 kernel
 /// (which a wider stage of the pipeline asks for) it is compiled for AVX2.
-/// Compiled for AVX-512, the 8-lane slice of the bilateral grid's
-/// automatic schedule read its taps by 512-bit gathers of 64-bit offsets
-/// and converted its coordinates a lane at a time: the pipeline took
-/// 1.18x its AVX2 time at the AVX-512 levels, 1.02x with the slice
-/// narrowed (medians of five rounds, Xeon, 2 threads).
 fn outline(code: Code, w: &Code, locals: Code, narrow: bool) -> Code {
     let code = code! {
         __isa.outline(#[inline(always)] || {
