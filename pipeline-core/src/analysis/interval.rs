@@ -692,7 +692,7 @@ fn magnitude(i: &Interval) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::rc::Rc;
+    use std::sync::Arc;
 
     fn var(d: usize) -> Expr {
         Expr::new(ExprKind::Var(d), Type::I32)
@@ -818,7 +818,7 @@ mod tests {
                 },
                 ty,
             );
-            let not = Expr::new(ExprKind::Unary(UnOp::Not, Rc::new(word.clone())), ty);
+            let not = Expr::new(ExprKind::Unary(UnOp::Not, Arc::new(word.clone())), ty);
             for v in [word, not] {
                 let clamped = Expr::binary(BinOp::Min, v, Expr::int(ty, 3));
                 assert_eq!(consts(&bounds_of(&clamped, &s)), (0, 3), "{ty}");
@@ -840,7 +840,10 @@ mod tests {
             },
             Type::U32,
         );
-        let neg = Expr::new(ExprKind::Unary(UnOp::Neg, Rc::new(word.clone())), Type::U32);
+        let neg = Expr::new(
+            ExprKind::Unary(UnOp::Neg, Arc::new(word.clone())),
+            Type::U32,
+        );
         let sub = Expr::binary(BinOp::Sub, Expr::int(Type::U32, 0), word);
         for e in [neg, sub] {
             assert!(bounds_of(&e, &s).max.is_none(), "{e:?}");
@@ -854,7 +857,7 @@ mod tests {
         // `clamp(saturating_cast::<u32>(x), 2, 5) as i32`: the clamp's bounds
         // are in terms of `x`, between 2 and 5, so the cast is exact.
         let s = scope(vec![Interval::new(Expr::sym(0), Expr::sym(1))]);
-        let wide = Expr::new(ExprKind::SaturatingCast(Rc::new(var(0))), Type::U32);
+        let wide = Expr::new(ExprKind::SaturatingCast(Arc::new(var(0))), Type::U32);
         let clamped = Expr::binary(
             BinOp::Min,
             Expr::binary(BinOp::Max, wide, Expr::int(Type::U32, 2)),
@@ -915,7 +918,7 @@ mod tests {
     #[test]
     fn saturating_cast_bounds_to_the_target_range() {
         let s = scope(vec![Interval::everything()]);
-        let e = Expr::new(ExprKind::SaturatingCast(Rc::new(var(0))), Type::U8);
+        let e = Expr::new(ExprKind::SaturatingCast(Arc::new(var(0))), Type::U8);
         assert_eq!(consts(&bounds_of(&e, &s)), (0, 255));
     }
 
@@ -930,9 +933,9 @@ mod tests {
             let e = Expr::new(
                 ExprKind::Boundary {
                     mode,
-                    coord: Rc::new(var(0)),
-                    min: Rc::new(i32c(0)),
-                    extent: Rc::new(i32c(100)),
+                    coord: Arc::new(var(0)),
+                    min: Arc::new(i32c(0)),
+                    extent: Arc::new(i32c(100)),
                 },
                 Type::I32,
             );
@@ -942,9 +945,9 @@ mod tests {
         let guarded = Expr::new(
             ExprKind::Boundary {
                 mode: BoundaryMode::GuardedClamp,
-                coord: Rc::new(var(0)),
-                min: Rc::new(i32c(0)),
-                extent: Rc::new(i32c(100)),
+                coord: Arc::new(var(0)),
+                min: Arc::new(i32c(0)),
+                extent: Arc::new(i32c(100)),
             },
             Type::I32,
         );

@@ -19,7 +19,7 @@
 //! and the entry function checks every region fits in `i32`).
 
 use crate::ir::{BinOp, Expr, ExprKind, Type};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Simplifies an expression (see the module docs for the rules).
 pub fn simplify(e: &Expr) -> Expr {
@@ -178,7 +178,7 @@ fn merge_extremum(op: BinOp, a: &Expr, b: &Expr, ty: Type) -> Option<Expr> {
 fn simplify_node(mut e: Expr, exact: bool) -> Expr {
     let ty = e.ty;
     // Operands stay shared unless a rule takes one apart.
-    let take = Rc::unwrap_or_clone;
+    let take = Arc::unwrap_or_clone;
     match std::mem::replace(&mut e.kind, ExprKind::Int(0)) {
         ExprKind::Binary(op, a, b) => {
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {

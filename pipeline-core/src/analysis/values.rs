@@ -137,7 +137,6 @@ mod tests {
             arg_order: vec![],
             funcs: vec![],
             outputs: vec![],
-            sites: vec![],
         }
     }
 

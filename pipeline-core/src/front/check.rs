@@ -24,9 +24,18 @@ use crate::analysis::interval::{bounds_of, visit_loads, Interval, Scope};
 use crate::analysis::simplify::fold_constants;
 use crate::hash::HashMap;
 use crate::ir::*;
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::Error;
+
+/// The user's tokens of a call `f(a, b)`, for diagnostics.
+#[derive(Clone, Debug)]
+struct Site {
+    /// The whole call.
+    call: TokenStream,
+    /// Each coordinate argument.
+    args: Vec<TokenStream>,
+}
 
 mod call;
 mod expr;
@@ -105,6 +114,10 @@ struct Ctx {
 struct Elab<'p> {
     templates: &'p [FnItem],
     pipe: Pipeline,
+    /// The user's tokens of every call, indexed by `ExprKind::Load::site`
+    /// and `Update::site` (the checker's alone: the IR holds no tokens, so
+    /// the passes after it may run on several threads).
+    sites: Vec<Site>,
     errors: Vec<Error>,
     families: Vec<HashMap<i128, FuncRef>>,
     family_names: Vec<String>,
@@ -134,8 +147,8 @@ pub fn check_pipeline(
             arg_order: Vec::new(),
             funcs: Vec::new(),
             outputs: Vec::new(),
-            sites: Vec::new(),
         },
+        sites: Vec::new(),
         errors: Vec::new(),
         families: Vec::new(),
         family_names: Vec::new(),
@@ -271,11 +284,11 @@ impl Elab<'_> {
     }
 
     fn site(&mut self, call: &syn::ExprCall) -> usize {
-        self.pipe.sites.push(Site {
+        self.sites.push(Site {
             call: call.to_token_stream(),
             args: call.args.iter().map(|a| a.to_token_stream()).collect(),
         });
-        self.pipe.sites.len() - 1
+        self.sites.len() - 1
     }
 
     // ----------------------------------------------------------------------

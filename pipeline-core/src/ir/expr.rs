@@ -10,7 +10,7 @@
 //! computations use `i64` and the [`ExprKind::Sym`] leaves of a bounds program.
 
 use super::types::Type;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Index of a func in [`super::Pipeline::funcs`].
 pub type FuncId = usize;
@@ -284,7 +284,7 @@ impl Drop for Expr {
         // A direct match, not `for_each_child_ref`: every node of every
         // rebuilt tree comes through here, in a macro that runs unoptimized
         // in a default build.
-        let alone = |e: &Rc<Expr>| Rc::strong_count(e) == 1 && !e.is_leaf();
+        let alone = |e: &Arc<Expr>| Arc::strong_count(e) == 1 && !e.is_leaf();
         let deep = match &self.kind {
             ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::SaturatingCast(a) => alone(a),
             ExprKind::Binary(_, a, b)
@@ -335,19 +335,19 @@ pub enum ExprKind {
     /// The current value of a loop (i64), in lowered statements only.
     Loop(LoopVar),
     /// A unary operation.
-    Unary(UnOp, Rc<Expr>),
+    Unary(UnOp, Arc<Expr>),
     /// A binary operation.
-    Binary(BinOp, Rc<Expr>, Rc<Expr>),
+    Binary(BinOp, Arc<Expr>, Arc<Expr>),
     /// `select(c, a, b)`: a where c holds, else b.
-    Select(Rc<Expr>, Rc<Expr>, Rc<Expr>),
+    Select(Arc<Expr>, Arc<Expr>, Arc<Expr>),
     /// Rust `as` conversion to `ty`.
-    Cast(Rc<Expr>),
+    Cast(Arc<Expr>),
     /// `saturating_cast::<ty>(e)`: clamp into ty's range, then convert.
-    SaturatingCast(Rc<Expr>),
+    SaturatingCast(Arc<Expr>),
     /// A float built-in.
     Math(MathFn, Vec<Expr>),
     /// A read of a func or input at integer coordinates. `site` indexes
-    /// [`super::Pipeline::sites`], the user's tokens of the call.
+    /// the checker's table of the user's tokens of each call.
     Load {
         /// What is read.
         source: Source,
@@ -363,9 +363,9 @@ pub enum ExprKind {
         /// The binding's id.
         id: usize,
         /// The bound value (evaluated once).
-        value: Rc<Expr>,
+        value: Arc<Expr>,
         /// Where it is used.
-        body: Rc<Expr>,
+        body: Arc<Expr>,
     },
     /// The value bound by the enclosing `Let` with this id.
     LetVar(usize),
@@ -375,18 +375,18 @@ pub enum ExprKind {
         /// How the coordinate is mapped.
         mode: BoundaryMode,
         /// The coordinate asked for.
-        coord: Rc<Expr>,
+        coord: Arc<Expr>,
         /// The first valid coordinate.
-        min: Rc<Expr>,
+        min: Arc<Expr>,
         /// The number of valid coordinates.
-        extent: Rc<Expr>,
+        extent: Arc<Expr>,
     },
 }
 
 /// A child as [`Expr::for_each_child_ref`] passes it: an operand, held by
 /// reference count, or a call's argument, held in place.
 enum ChildRef<'a> {
-    Held(&'a Rc<Expr>),
+    Held(&'a Arc<Expr>),
     Inline(&'a Expr),
 }
 
@@ -441,13 +441,13 @@ impl Expr {
     /// A binary operation; the type is bool for comparisons, else `a`'s.
     pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
         let ty = if op.is_comparison() { Type::Bool } else { a.ty };
-        Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), ty)
+        Expr::new(ExprKind::Binary(op, Arc::new(a), Arc::new(b)), ty)
     }
 
     /// `select(c, a, b)`.
     pub fn select(c: Expr, a: Expr, b: Expr) -> Expr {
         let ty = a.ty;
-        Expr::new(ExprKind::Select(Rc::new(c), Rc::new(a), Rc::new(b)), ty)
+        Expr::new(ExprKind::Select(Arc::new(c), Arc::new(a), Arc::new(b)), ty)
     }
 
     /// `e as ty`, or `e` itself when it already has that type.
@@ -455,7 +455,7 @@ impl Expr {
         if e.ty == ty {
             e
         } else {
-            Expr::new(ExprKind::Cast(Rc::new(e)), ty)
+            Expr::new(ExprKind::Cast(Arc::new(e)), ty)
         }
     }
 
@@ -476,8 +476,8 @@ impl Expr {
         Expr::new(
             ExprKind::Let {
                 id,
-                value: Rc::new(value),
-                body: Rc::new(b),
+                value: Arc::new(value),
+                body: Arc::new(b),
             },
             ty,
         )
@@ -594,12 +594,12 @@ impl Expr {
     /// order. With `share`, a child `f` returns as it was
     /// ([`Expr::same_node`]) stays shared.
     fn kind_with_children(&self, share: bool, f: &mut dyn FnMut(&Expr) -> Expr) -> ExprKind {
-        let mut held = |e: &Rc<Expr>| {
+        let mut held = |e: &Arc<Expr>| {
             let n = f(e);
             if share && n.same_node(e) {
-                Rc::clone(e)
+                Arc::clone(e)
             } else {
-                Rc::new(n)
+                Arc::new(n)
             }
         };
         match &self.kind {
@@ -638,7 +638,7 @@ impl Expr {
     /// (shared) children, or an equal leaf. Shallow, so cheap; false says
     /// nothing of the values.
     fn same_node(&self, other: &Expr) -> bool {
-        let same = Rc::ptr_eq;
+        let same = Arc::ptr_eq;
         let all_same = |a: &[Expr], b: &[Expr]| {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_node(y))
         };

@@ -7,16 +7,6 @@
 
 use super::expr::{Expr, FuncId};
 use super::types::Type;
-use proc_macro2::TokenStream;
-
-/// The user's tokens of a call `f(a, b)`, for diagnostics.
-#[derive(Clone, Debug)]
-pub struct Site {
-    /// The whole call.
-    pub call: TokenStream,
-    /// Each coordinate argument.
-    pub args: Vec<TokenStream>,
-}
 
 /// An input image parameter `name: Image<T, N>`.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +51,8 @@ pub struct Update {
     pub args: Vec<Expr>,
     /// The new value (may read the func itself).
     pub value: Expr,
-    /// The user's tokens of the left-hand side, indexing [`Pipeline::sites`].
+    /// The user's tokens of the left-hand side, for the checker's messages
+    /// (an index into its table of call sites).
     pub site: usize,
 }
 
@@ -105,8 +96,6 @@ pub struct Pipeline {
     pub funcs: Vec<Func>,
     /// The output funcs, in the order of the tail expression.
     pub outputs: Vec<FuncId>,
-    /// The user's tokens of every call, indexed by `ExprKind::Load::site`.
-    pub sites: Vec<Site>,
 }
 
 impl Pipeline {

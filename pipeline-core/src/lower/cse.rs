@@ -26,7 +26,7 @@
 use crate::hash::{HashMap, Table};
 use crate::ir::{BinOp, Expr, ExprKind, LoopVar, Stmt, SymId, Type, UnOp};
 use crate::schedule::LoopKind;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The smallest subexpression worth a binding of its own, in nodes as it
 /// is written (a subexpression bound already counts as one): `(a + 7) >> 3`
@@ -172,7 +172,7 @@ impl Builder<'_> {
         let mut sub = |c: usize| {
             let (e, k) = self.build(c, false);
             size += k;
-            Rc::new(e)
+            Arc::new(e)
         };
         let kind = match &g.nodes[n].key {
             Key::Int(v) => ExprKind::Int(*v),
@@ -293,7 +293,7 @@ mod tests {
         Expr::new(ExprKind::Int(v), Type::I64)
     }
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::new(ExprKind::Binary(op, Rc::new(a), Rc::new(b)), Type::I64)
+        Expr::new(ExprKind::Binary(op, Arc::new(a), Arc::new(b)), Type::I64)
     }
     fn lets(run: Vec<(SymId, Expr)>, end: Stmt) -> Stmt {
         run.into_iter()
@@ -396,19 +396,19 @@ mod tests {
         let cond = || {
             let le = |a, b| {
                 Expr::new(
-                    ExprKind::Binary(BinOp::Le, Rc::new(sym(a)), Rc::new(sym(b))),
+                    ExprKind::Binary(BinOp::Le, Arc::new(sym(a)), Arc::new(sym(b))),
                     Type::Bool,
                 )
             };
             Expr::new(
-                ExprKind::Binary(BinOp::And, Rc::new(le(0, 1)), Rc::new(le(2, 3))),
+                ExprKind::Binary(BinOp::And, Arc::new(le(0, 1)), Arc::new(le(2, 3))),
                 Type::Bool,
             )
         };
         let sum = || bin(BinOp::Add, bin(BinOp::Mul, sym(0), int(8)), sym(2));
         let select = |a: Expr| {
             Expr::new(
-                ExprKind::Select(Rc::new(cond()), Rc::new(a), Rc::new(int(0))),
+                ExprKind::Select(Arc::new(cond()), Arc::new(a), Arc::new(int(0))),
                 Type::I64,
             )
         };

@@ -69,7 +69,7 @@ pub fn synthesize(
         sched,
         local_syms: Vec::new(),
         sliding: HashMap::default(),
-        values: std::rc::Rc::new(crate::analysis::bounds::func_value_bounds(p)),
+        values: std::sync::Arc::new(crate::analysis::bounds::func_value_bounds(p)),
         live: p.live_funcs().into(),
     };
     let live = l.live.to_vec();
@@ -254,9 +254,9 @@ struct Lowerer<'a> {
     /// the extent one iteration reads in it, when constant.
     sliding: HashMap<FuncId, (usize, Option<i128>)>,
     /// The value range of every func (for data-dependent coordinates).
-    values: std::rc::Rc<Vec<Interval>>,
+    values: std::sync::Arc<Vec<Interval>>,
     /// `p.live_funcs()`, which every loop of every stage consults.
-    live: std::rc::Rc<[FuncId]>,
+    live: std::sync::Arc<[FuncId]>,
 }
 
 impl Lowerer<'_> {
@@ -535,7 +535,7 @@ impl Lowerer<'_> {
         HashMap<FuncId, Vec<Region>>,
     ) {
         let p = self.p;
-        let values = std::rc::Rc::clone(&self.values);
+        let values = std::sync::Arc::clone(&self.values);
         let value_of = |g: FuncId| values[g].clone();
         let loop_scope = Scope {
             loops: inner.to_vec(),

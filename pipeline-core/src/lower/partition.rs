@@ -36,7 +36,7 @@ use crate::analysis::simplify::simplify;
 use crate::hash::HashMap;
 use crate::ir::*;
 use crate::schedule::LoopKind;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Partitions every loop whose body has boundary conditions or guards that
 /// are the identity over a range of it.
@@ -395,7 +395,7 @@ impl Steady<'_> {
                     std::mem::replace(&mut n.kind, ExprKind::Int(0))
                 {
                     ranges.push(range);
-                    return Rc::unwrap_or_clone(coord);
+                    return Arc::unwrap_or_clone(coord);
                 }
             }
             if tests && self.inside_test_holds(&n, coords, innermost) {

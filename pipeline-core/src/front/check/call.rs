@@ -3,7 +3,7 @@
 //! methods, and the natural extents of what a load reads.
 
 use super::*;
-use std::rc::Rc;
+use std::sync::Arc;
 
 impl Elab<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
@@ -87,7 +87,7 @@ impl Elab<'_> {
                     Val::FloatLit(f) => Ok(Val::FloatLit(f.abs())),
                     Val::Typed(e) if e.ty == Type::Bool => err(args[0], "`abs` applies to numbers"),
                     Val::Typed(e) => Ok(Val::Typed(Expr::new(
-                        ExprKind::Unary(UnOp::Abs, Rc::new(e.clone())),
+                        ExprKind::Unary(UnOp::Abs, Arc::new(e.clone())),
                         e.ty,
                     ))),
                 }
@@ -103,7 +103,7 @@ impl Elab<'_> {
                 if ty.is_float() {
                     let d = Expr::binary(BinOp::Sub, x, y);
                     return Ok(Val::Typed(Expr::new(
-                        ExprKind::Unary(UnOp::Abs, Rc::new(d)),
+                        ExprKind::Unary(UnOp::Abs, Arc::new(d)),
                         ty,
                     )));
                 }
@@ -175,7 +175,7 @@ impl Elab<'_> {
                     return err(args[0], "`saturating_cast` converts numbers");
                 }
                 Ok(Val::Typed(Expr::new(
-                    ExprKind::SaturatingCast(Rc::new(e)),
+                    ExprKind::SaturatingCast(Arc::new(e)),
                     ty,
                 )))
             }
@@ -431,9 +431,9 @@ impl Elab<'_> {
                             Expr::new(
                                 ExprKind::Boundary {
                                     mode: m,
-                                    coord: Rc::new(a.clone()),
-                                    min: Rc::new(min.clone()),
-                                    extent: Rc::new(extent.clone()),
+                                    coord: Arc::new(a.clone()),
+                                    min: Arc::new(min.clone()),
+                                    extent: Arc::new(extent.clone()),
                                 },
                                 Type::I32,
                             )

@@ -2,7 +2,7 @@
 //! the guide's *Expressions and types*, casts, and block values.
 
 use super::*;
-use std::rc::Rc;
+use std::sync::Arc;
 
 impl Elab<'_> {
     pub(super) fn expr(&mut self, e: &syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
@@ -22,13 +22,13 @@ impl Elab<'_> {
                         Val::IntLit(i) => Ok(Val::IntLit(-i)),
                         Val::FloatLit(f) => Ok(Val::FloatLit(-f)),
                         Val::Typed(t) if t.ty == Type::Bool => err(u, "cannot negate a bool; use `!`"),
-                        Val::Typed(t) => Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Neg, Rc::new(t.clone())), t.ty))),
+                        Val::Typed(t) => Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Neg, Arc::new(t.clone())), t.ty))),
                     },
                     syn::UnOp::Not(_) => match v {
                         Val::IntLit(i) => Ok(Val::IntLit(!i)),
                         Val::FloatLit(_) => err(u, "`!` applies to bools and integers"),
                         Val::Typed(t) if t.ty.is_float() => err(u, "`!` applies to bools and integers"),
-                        Val::Typed(t) => Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Not, Rc::new(t.clone())), t.ty))),
+                        Val::Typed(t) => Ok(Val::Typed(Expr::new(ExprKind::Unary(UnOp::Not, Arc::new(t.clone())), t.ty))),
                     },
                     _ => err(u, "this operator is not part of the DSL"),
                 }
@@ -104,8 +104,8 @@ impl Elab<'_> {
                         body = Expr::new(
                             ExprKind::Let {
                                 id,
-                                value: Rc::new(v),
-                                body: Rc::new(body),
+                                value: Arc::new(v),
+                                body: Arc::new(body),
                             },
                             ty,
                         );

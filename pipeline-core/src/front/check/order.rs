@@ -13,7 +13,7 @@ impl Elab<'_> {
     /// read, the other funcs keep their order. Only updates can make a
     /// cycle, which is an error.
     pub(super) fn order_funcs(&mut self) -> Result<()> {
-        let p = &mut self.pipe;
+        let (p, sites) = (&mut self.pipe, &self.sites);
         let n = p.funcs.len();
         let reads: Vec<Vec<FuncId>> = (0..n).map(|f| p.callees(f)).collect();
         let mut placed = vec![false; n];
@@ -44,7 +44,7 @@ impl Elab<'_> {
                         if let Some(g) = later {
                             let (f, g) = (&p.funcs[f].name, &p.funcs[g].name);
                             return err(
-                                &p.sites[u.site].call,
+                                &sites[u.site].call,
                                 format!("this update of `{f}` reads `{g}`, which reads `{f}`: a func can read itself only in its own updates"),
                             );
                         }
@@ -132,7 +132,7 @@ impl Elab<'_> {
         errors.sort();
         errors.dedup();
         for (site, d) in errors {
-            let s = &self.pipe.sites[site];
+            let s = &self.sites[site];
             self.errors.push(Error::new_spanned(
                 s.args.get(d).unwrap_or(&s.call),
                 format!(

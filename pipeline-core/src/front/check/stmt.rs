@@ -775,7 +775,7 @@ impl Elab<'_> {
             }
         });
         if let Some((site, d)) = shifted {
-            let s = &self.pipe.sites[site];
+            let s = &self.sites[site];
             return err(
                 s.args.get(d).unwrap_or(&s.call),
                 format!(

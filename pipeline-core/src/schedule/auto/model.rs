@@ -296,7 +296,7 @@ pub fn estimate_regions(p: &Pipeline, b: &BoundsProgram, est: &Estimates) -> Reg
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::rc::Rc;
+    use std::sync::Arc;
 
     /// A small deterministic generator (xorshift).
     struct Rng(u64);
@@ -345,7 +345,7 @@ mod tests {
                 Expr::select(c, a, b)
             }
             8 => Expr::cast(Type::I64, Expr::cast(Type::I32, a)),
-            9 => Expr::new(ExprKind::Unary(UnOp::Neg, Rc::new(a)), ty),
+            9 => Expr::new(ExprKind::Unary(UnOp::Neg, Arc::new(a)), ty),
             10 => Expr::cast(Type::I64, Expr::cast(Type::F32, a)),
             _ => Expr::binary(BinOp::Max, Expr::binary(BinOp::Min, a, b), Expr::int(ty, 0)),
         }

@@ -389,9 +389,9 @@ impl Program<'_> {
                 Some((mode, min, extent)) => Expr::new(
                     ExprKind::Boundary {
                         mode: *mode,
-                        coord: std::rc::Rc::new(inner),
-                        min: std::rc::Rc::new(min.clone()),
-                        extent: std::rc::Rc::new(extent.clone()),
+                        coord: std::sync::Arc::new(inner),
+                        min: std::sync::Arc::new(min.clone()),
+                        extent: std::sync::Arc::new(extent.clone()),
                     },
                     Type::I32,
                 ),
