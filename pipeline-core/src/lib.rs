@@ -27,6 +27,7 @@ pub mod tune;
 
 mod hash;
 pub mod memo;
+mod par;
 
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
@@ -48,8 +49,11 @@ pub struct Lowered {
     pub body: Stmt,
     /// The schedule in `schedule` block syntax.
     pub schedule: String,
-    /// The loop nest as text (`NAME::LOWERED`).
-    pub text: String,
+    /// The loop nest as text ([`Lowered::text`]), once printed.
+    text: std::sync::OnceLock<String>,
+    /// The names of the symbols the loop nest binds beyond the bounds
+    /// program's.
+    local_names: Vec<String>,
     /// How many symbols the loop nest binds beyond the bounds program.
     pub local_syms: usize,
     /// The strides the schedule declares of each input's dimensions.
@@ -58,6 +62,18 @@ pub struct Lowered {
 
 fn debug_enabled() -> bool {
     std::env::var("PIPELINE_DEBUG").is_ok_and(|v| v.split(',').any(|p| p == "lower" || p == "all"))
+}
+
+/// How many threads an expansion may use where its work splits (the
+/// stages' code) unless [`ExpandOptions::threads`] says:
+/// `PIPELINE_THREADS` where it is set, else the processor's parallelism,
+/// at most 8. rustc leaves the other cores idle while a macro runs.
+fn threads() -> usize {
+    const MOST: usize = 8;
+    match std::env::var("PIPELINE_THREADS").map(|v| v.parse::<usize>()) {
+        Ok(Ok(n)) => n.max(1),
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get().min(MOST)),
+    }
 }
 
 /// Runs one named pass, timing it and printing its result when asked.
@@ -126,7 +142,7 @@ pub fn lower_pipeline(
     checked: &Pipeline,
     sched: &schedule::Schedule,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
-    lower_for(checked, sched, Target::Cpu, None)
+    lower_for(checked, sched, Target::Cpu, None, threads())
 }
 
 /// What a lowering is for.
@@ -137,12 +153,14 @@ enum Target {
 }
 
 /// `earlier`: bounds the auto-scheduler inferred, used when they are of
-/// the pipeline the schedule's inlining leaves.
+/// the pipeline the schedule's inlining leaves; `threads`: how many the
+/// passes that work stage by stage may use ([`threads`]).
 fn lower_for(
     checked: &Pipeline,
     sched: &schedule::Schedule,
     target: Target,
     earlier: Option<analysis::bounds::Inferred>,
+    threads: usize,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
     let (pipeline, inlined) = pass(
         "inline",
@@ -182,7 +200,7 @@ fn lower_for(
         Target::Cpu => pass(
             "partition",
             |_| String::new(),
-            || lower::partition::partition(body),
+            || lower::map_stages(body, threads, lower::partition::partition),
         ),
         Target::Cuda => body,
     };
@@ -203,29 +221,41 @@ fn lower_for(
         ),
         Target::Cuda => body,
     };
-    let local_syms = local_names.len();
-    let mut sym_names: Vec<String> = bounds.syms.iter().map(|s| s.name.clone()).collect();
-    sym_names.extend(local_names);
-    let names = ir::print::Names {
-        pipeline: &pipeline,
-        syms: &sym_names,
-    };
-    let mut text = String::new();
-    names.stmt(&body, 0, &mut text);
     let schedule = schedule_text(&pipeline, &inlined, checked, sched);
-    if debug_enabled() {
-        eprintln!("== lowered {}\n{text}", pipeline.name);
-    }
-    Ok(Lowered {
+    let lowered = Lowered {
         pipeline,
         inlined,
         bounds,
         body,
         schedule,
-        text,
-        local_syms,
+        text: Default::default(),
+        local_syms: local_names.len(),
+        local_names,
         input_strides: sched.input_strides.clone(),
-    })
+    };
+    if debug_enabled() {
+        eprintln!("== lowered {}\n{}", lowered.pipeline.name, lowered.text());
+    }
+    Ok(lowered)
+}
+
+impl Lowered {
+    /// The loop nest as text (`NAME::LOWERED`), printed when first asked
+    /// for (the macro prints it on a thread of its own while it writes
+    /// the code).
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let mut syms: Vec<String> = self.bounds.syms.iter().map(|s| s.name.clone()).collect();
+            syms.extend(self.local_names.iter().cloned());
+            let names = ir::print::Names {
+                pipeline: &self.pipeline,
+                syms: &syms,
+            };
+            let mut text = String::new();
+            names.stmt(&self.body, 0, &mut text);
+            text
+        })
+    }
 }
 
 fn schedule_text(
@@ -325,6 +355,10 @@ pub struct ExpandOptions {
     pub lex: Option<codegen::rust::Lexer>,
     /// Where the macro remembers expansions across builds ([`memo`]).
     pub memo: Option<memo::Memo>,
+    /// How many threads may write the stages' code (the code is the same
+    /// for any number); `None`: `PIPELINE_THREADS` where it is set, else
+    /// the processor's parallelism, at most 8.
+    pub threads: Option<usize>,
 }
 
 /// [`expand_with_cache`] with options.
@@ -351,6 +385,7 @@ fn expand_here(
         }
     }
     let mut out = memo::Output::new(&input, memo_key.is_some());
+    let threads = options.threads.unwrap_or_else(threads);
     // The user's tokens, for the algorithm's hash (syn's trees print
     // tokens of their own, and by recursion).
     let tokens = match cache {
@@ -494,7 +529,7 @@ fn expand_here(
             }
         }
         uses_auto |= block.as_ref().is_none_or(|b| b.auto);
-        let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file) {
+        let variants = match choose_and_lower(&tokens, c, user, block.as_ref(), file, threads) {
             Ok(v) => v,
             Err(e) => {
                 out.error(e.to_compile_error());
@@ -535,10 +570,11 @@ fn expand_here(
                         body: &lowered.body,
                         schedule: &lowered.schedule,
                         input_strides: &lowered.input_strides,
-                        lowered: &lowered.text,
+                        lowered: &|| lowered.text(),
                         source: &source,
                         kernels: kernel_levels,
                         extra,
+                        threads,
                     })
                 },
             );
@@ -611,6 +647,7 @@ fn choose_and_lower(
     user: &schedule::Schedule,
     block: Option<&front::schedule::BlockOptions>,
     cache: Option<(&schedule::cache::CacheFile, &str)>,
+    threads: usize,
 ) -> Result<Variants, syn::Error> {
     let cached = cache.map(|(file, shown)| {
         let estimates = block.map(|b| &b.estimates);
@@ -641,7 +678,7 @@ fn choose_and_lower(
         Ok((sched, Some(plan.bounds)))
     };
     let lower = |(sched, bounds): (schedule::Schedule, _)| {
-        lower_for(&c.pipeline, &sched, Target::Cpu, bounds).map_err(|e| match &e.tokens {
+        lower_for(&c.pipeline, &sched, Target::Cpu, bounds, threads).map_err(|e| match &e.tokens {
             Some(t) => syn::Error::new_spanned(t, e.message),
             None => syn::Error::new_spanned(&c.ident, e.message),
         })
@@ -807,6 +844,7 @@ pub fn variants_from_source(
             &sched,
             block.as_ref(),
             file.as_ref().map(|f| (f, shown.as_str())),
+            threads(),
         )
         .map_err(|e| e.to_string())?;
         Ok((checked.pipeline, variants))
@@ -880,7 +918,7 @@ fn gpu_lowered(
     block: Option<&front::parse::ScheduleItem>,
 ) -> Result<Lowered, String> {
     gpu_schedule(checked, block).and_then(|sched| {
-        lower_for(&checked.pipeline, &sched, Target::Cuda, None).map_err(|e| e.message)
+        lower_for(&checked.pipeline, &sched, Target::Cuda, None, 1).map_err(|e| e.message)
     })
 }
 
@@ -903,7 +941,7 @@ fn gpu_program(
     block: Option<&front::parse::ScheduleItem>,
 ) -> Result<(Lowered, String), (String, Option<TokenStream>)> {
     let sched = gpu_schedule(checked, block).map_err(|e| (e, None))?;
-    let l = lower_for(&checked.pipeline, &sched, Target::Cuda, None)
+    let l = lower_for(&checked.pipeline, &sched, Target::Cuda, None, 1)
         .map_err(|e| (e.message, e.tokens))?;
     let name = checked.ident.to_string();
     if let Err(u) = codegen::cuda::generate(&l, &name) {

@@ -46,7 +46,7 @@ fn automatic_schedules_equal_the_interpreter() {
                         assert!(
                             same,
                             "{name} output {o} at {w}x{h} differs from the interpreter under\n{}\n{}",
-                            lowered.schedule, lowered.text
+                            lowered.schedule, lowered.text()
                         );
                     }
                     compared += 1;

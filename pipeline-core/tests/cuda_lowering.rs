@@ -27,7 +27,7 @@ fn agrees(lowered: &Lowered, what: &str, rng: &mut Rng) {
                 if let Some(k) = (0..got.len()).find(|&k| !same_bits(&got[k], &want[k])) {
                     panic!(
                         "{what}: output {k} at {w}x{h} differs from the interpreter\n{}",
-                        lowered.text
+                        lowered.text()
                     );
                 }
             }
@@ -60,7 +60,7 @@ fn every_pipeline_under_its_default_gpu_schedule_agrees_with_the_interpreter() {
         assert!(
             k.contains(&LoopKind::GpuThread) && k.contains(&LoopKind::GpuBlock),
             "{name}: no GPU loops\n{}",
-            lowered.text
+            lowered.text()
         );
         agrees(&lowered, &name, &mut rng);
         count += 1;

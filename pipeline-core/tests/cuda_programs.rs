@@ -373,7 +373,7 @@ fn program_source(programs: &[(String, Lowered)], large: bool, limit: Option<u32
     for (k, (name, l)) in programs.iter().enumerate() {
         let unique = format!("{name}_{k}");
         let text = generate_with(l, &unique, options)
-            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text));
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", l.text()));
         source += &text;
         launchers.push(pipeline_core::codegen::cuda::launcher_name(l, &unique));
     }

@@ -55,14 +55,14 @@ fn check_pipeline(source: &str, name: &str, schedules: usize, seed: u64) -> usiz
                     .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
                 panic!(
                     "{name} at {w}x{h} panicked: {msg:?}\n{schedule}\n{}",
-                    lowered.text
+                    lowered.text()
                 )
             });
             match (expected, actual) {
                 (Ok(()), Ok(())) => {
                     for (k, (g, e)) in got.iter().zip(&want).enumerate() {
                         let same = same_bits(g, e);
-                        assert!(same, "{name} output {k} at {w}x{h} differs from the interpreter under\n{schedule}\n{}", lowered.text);
+                        assert!(same, "{name} output {k} at {w}x{h} differs from the interpreter under\n{schedule}\n{}", lowered.text());
                     }
                     compared += 1;
                 }

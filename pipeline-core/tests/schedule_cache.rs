@@ -442,7 +442,7 @@ fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
     )]);
     let (_, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
     assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
-    assert_eq!(variants.cached[0].1.text, auto.text);
+    assert_eq!(variants.cached[0].1.text(), auto.text());
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn blur_lowers_and_interprets() {
     let l = pipeline_core::lower_pipeline(&p, &pipeline_core::schedule::Schedule::default_for(&p))
         .ok()
         .unwrap();
-    println!("{}\n{}", l.schedule, l.text);
+    println!("{}\n{}", l.schedule, l.text());
     let (w, h) = (7usize, 5usize);
     let mut input = Image::new(Type::U16, vec![0, 0], vec![w, h]);
     for y in 0..h {
@@ -398,4 +398,35 @@ fn stages_of_narrow_vectors_run_at_the_narrow_level() {
     // Both at 16 lanes: no stage narrows.
     let wide = expand(16);
     assert_eq!(wide.matches(narrow).count(), 0, "{wide}");
+}
+
+mod corpus;
+
+/// The stages' code is written on several threads, and the expansion is
+/// the same whatever their number: every invocation of the repository,
+/// under its schedules and under the auto-scheduler's.
+#[test]
+fn expansions_do_not_depend_on_the_number_of_threads() {
+    let mut seen = std::collections::HashSet::new();
+    let mut compared = 0;
+    for (source, _) in corpus::sources() {
+        if !seen.insert(source.clone()) {
+            continue;
+        }
+        for text in [source.clone(), corpus::without_schedules(&source)] {
+            let expand = |threads| {
+                let options = pipeline_core::ExpandOptions {
+                    threads: Some(threads),
+                    ..Default::default()
+                };
+                pipeline_core::expand_with_options(text.parse().unwrap(), None, options).to_string()
+            };
+            let one = expand(1);
+            for threads in [2, 3, 8] {
+                assert!(expand(threads) == one, "{threads} threads:\n{text}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 60, "{compared} invocations");
 }

@@ -60,7 +60,8 @@ fn every_proposal_is_legal_and_agrees_with_the_interpreter_or_is_rejected_with_a
         let again = pipeline_core::lower_pipeline(t.pipeline(), &auto)
             .unwrap_or_else(|e| panic!("{name}: {}", e.message));
         assert_eq!(
-            first.text, again.text,
+            first.text(),
+            again.text(),
             "{name}: the first seed is not the auto-scheduler's choice"
         );
         let mut rng = Rng(0x7E57 + k as u64);

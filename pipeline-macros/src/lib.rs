@@ -22,6 +22,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
             get: memo::get,
             put: memo::put,
         }),
+        threads: None,
     };
     memo::HIT.set(false);
     let out: TokenStream = pipeline_core::expand_with_options(input.into(), cache, options).into();

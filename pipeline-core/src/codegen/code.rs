@@ -73,7 +73,41 @@ impl Code {
     pub fn push(&mut self, more: &Code) {
         push(&mut self.0, &more.0);
     }
+
+    /// A mark for code written later, number `k`: [`Code::fill`] puts
+    /// that code in its place. It is bounded by a byte that no generated
+    /// text holds (the generated code has no control characters; the
+    /// user's text, in string literals, never passes through here) and
+    /// that needs no space beside any other ([`needs_space`]).
+    pub(crate) fn placeholder(k: usize) -> Code {
+        Code(format!("{PLACE}{k}{PLACE}"))
+    }
+
+    /// This code with each [`Code::placeholder`] `k` replaced by
+    /// `parts[k]`, spaced as if `parts[k]` had been written in its place.
+    pub(crate) fn fill(&self, parts: &[Code]) -> Code {
+        let mut out = String::with_capacity(
+            self.0.len() + parts.iter().map(|p| p.0.len() + 2).sum::<usize>(),
+        );
+        let mut rest = self.0.as_str();
+        while let Some(at) = rest.find(PLACE) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let end = after.find(PLACE).expect("a placeholder ends");
+            let k: usize = after[..end].parse().expect("a placeholder's number");
+            push(&mut out, &parts[k].0);
+            rest = &after[end + 1..];
+            if let Some(&b) = rest.as_bytes().first() {
+                space_before(&mut out, b);
+            }
+        }
+        out.push_str(rest);
+        Code(out)
+    }
 }
+
+/// The bounds of a [`Code::placeholder`].
+const PLACE: char = '\u{1}';
 
 pipeline_code::spacing_rule!();
 
@@ -313,6 +347,28 @@ mod tests {
                 assert_eq!(needs_space(a, b), defined, "{a} {b}");
             }
         }
+    }
+
+    /// Code written later in a placeholder's place is spaced as if written
+    /// there: between words, marks, groups, at either end, nested in a
+    /// fragment its parent takes, and next to another placeholder.
+    #[test]
+    fn filled_placeholders_are_code_written_in_place() {
+        let parts = [
+            "x", "-1i64", "{ a }", "as u8", "'a", "r#\"s\"#", "..", "f(y)?;",
+        ]
+        .map(Code::word);
+        let build = |part: &dyn Fn(usize) -> Code| {
+            let (p0, p1, p2, p3, p4) = (part(0), part(1), part(2), part(3), part(4));
+            let (p5, p6, p7) = (part(5), part(6), part(7));
+            let inner = code!(#p0 #p1);
+            let both = code!(#p2 #p3);
+            code!(#p7 let y = #inner; #p3 z #both & #p4 = #p5 #p6 1 #p6 #p1 #p0)
+        };
+        let direct = build(&|k| parts[k].clone());
+        let later = build(&|k| Code::placeholder(k)).fill(&parts);
+        assert_eq!(later.as_str(), direct.as_str());
+        assert_eq!(Code::placeholder(3).fill(&parts).as_str(), "as u8");
     }
 
     /// Spaces go only where a token needs one to stay itself.

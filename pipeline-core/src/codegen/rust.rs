@@ -15,6 +15,7 @@ mod cuda_entry;
 mod entry;
 mod frag;
 mod hoist;
+mod stages;
 pub(crate) mod text;
 mod vector;
 
@@ -52,14 +53,18 @@ pub struct Input<'a> {
     pub schedule: &'a str,
     /// The strides the schedule declares of each input's dimensions.
     pub input_strides: &'a [Vec<Option<usize>>],
-    /// `LOWERED` text.
-    pub lowered: &'a str,
+    /// `LOWERED` text (asked for on another thread while the code is
+    /// written).
+    pub lowered: &'a (dyn Fn() -> &'a str + Sync),
     /// The whole macro input, for the interpreter in tests.
     pub source: &'a str,
     /// The levels that get a kernel of their own.
     pub kernels: KernelLevels,
     /// More items of the pipeline's module (its CUDA entry).
     pub extra: Code,
+    /// How many threads may write its stages (the code is the same for
+    /// any number).
+    pub threads: usize,
 }
 
 /// A lexer of Rust source into tokens of the compiler, where the macro runs
@@ -185,6 +190,10 @@ pub(super) struct Gen<'a> {
     /// identifier formats and checks its name (48K times for the 100-func
     /// chain; kept, its expansion took 1.5% fewer instructions).
     names: std::cell::RefCell<Table<Name, Code>>,
+    /// The outlined stages left for [`Gen::emit_stages`] to emit, on
+    /// several threads, where the walk wrote placeholders; `None` in the
+    /// generators that emit them.
+    stages: Option<std::cell::RefCell<Vec<stages::Job<'a>>>>,
 }
 
 /// What vector loops ask of the instruction-set levels.
@@ -326,7 +335,7 @@ pub(super) fn operand(e: &Expr, code: Code) -> Code {
     }
 }
 
-impl Gen<'_> {
+impl<'a> Gen<'a> {
     /// The stride of dimension 0 of input `i` as the kernels see it: the
     /// schedule's declaration (`set_stride`), else 1 (the entry makes a
     /// dense copy of an input that is not dense).
@@ -714,7 +723,7 @@ impl Gen<'_> {
     /// its block, so its body follows it in the same stream: nesting it
     /// (`code!(let a = ..; #rest)`) copied the rest of the block once per
     /// binding, quadratic in the length of a run of bindings.
-    fn stmt(&self, s: &Stmt) -> Code {
+    fn stmt(&self, s: &'a Stmt) -> Code {
         let mut out = Code::new();
         let mut s = s;
         // Coordinates are readable until the end of the run.
@@ -780,7 +789,7 @@ impl Gen<'_> {
     }
 
     /// The code of a statement other than an allocation or a binding.
-    fn stmt_here(&self, s: &Stmt) -> Code {
+    fn stmt_here(&self, s: &'a Stmt) -> Code {
         match s {
             Stmt::Allocate { .. } | Stmt::LetSym { .. } | Stmt::LetCoord { .. } => {
                 unreachable!("Gen::stmt emits allocations and bindings itself")
@@ -935,58 +944,6 @@ impl Gen<'_> {
         }
     }
 
-    /// A statement of a block: stages of a func with a buffer of its own get
-    /// its writer view around them and refresh its reader view after them.
-    fn stage(&self, s: &Stmt) -> Code {
-        let Some(f) = s.stage_func() else {
-            return self.stmt(s);
-        };
-        // Inside `f`'s own stage (the body of a loop that hosts other funcs)
-        // its writer is already open.
-        if self.open_stages.borrow().contains(&f) {
-            return self.stmt(s);
-        }
-        // What the stage binds lives in its block.
-        let scope = self.readable.borrow().len();
-        self.open_stages.borrow_mut().push(f);
-        let outside = self.needs.take();
-        let mut code = self.stmt(s);
-        let mut needs = self.needs.get();
-        self.open_stages.borrow_mut().pop();
-        // The values the stage could read, as they were before it.
-        self.readable.borrow_mut().truncate(scope);
-        let w = self.writer(f);
-        if self.loop_depth.get() == 0 {
-            let narrow = needs.narrow();
-            code = outline(code, &w, self.local_copies(s, f), narrow);
-            // A stage at the narrow level asks nothing of the levels above.
-            if narrow {
-                needs = Needs::default();
-            }
-        }
-        self.needs.set(outside.join(needs));
-        if w != word!("__w{}", f) {
-            return code;
-        }
-        let (buf, w, r) = (
-            word!("__buf{}", f),
-            word!("__w{}", f),
-            ident(reader_name(f)),
-        );
-        let lo = self.origin(f);
-        let reader = Name::Reader(f);
-        if !self.readable.borrow().contains(&reader) {
-            self.readable.borrow_mut().push(reader);
-        }
-        code! {
-            {
-                let mut #w = #buf.view_mut().with_origin(#lo);
-                #code
-            }
-            let #r = #buf.view().with_origin(#lo);
-        }
-    }
-
     /// The first coordinate of the buffer allocated for `f`.
     fn origin(&self, f: FuncId) -> Code {
         self.origins
@@ -995,41 +952,7 @@ impl Gen<'_> {
             .cloned()
             .expect("a func's buffer is allocated before its stages")
     }
-}
 
-/// A stage at the top level of the kernel as a function of its own (a
-/// closure that the level's `outline` calls and never inlines, compiled
-/// with the level's features: `pipeline::rt::simd::Level`), with
-/// `locals`, its own copies of what it reads (but for `f`'s reader, which
-/// the stage reads through its writer `w`). One function per stage keeps
-/// each loop nest's registers to itself: in one function for the whole
-/// pipeline, LLVM spilled the bilateral grid's strides and addresses in its
-/// serial scatter, and compile time grows faster than the function.
-///
-/// A `narrow` stage ([`Needs::narrow`]) runs at its level's
-/// [`Narrow`](pipeline::rt::simd::Level::Narrow) one: in an AVX-512 kernel
-/// (which a wider stage of the pipeline asks for) it is compiled for AVX2.
-fn outline(code: Code, w: &Code, locals: Code, narrow: bool) -> Code {
-    let code = code! {
-        __isa.outline(#[inline(always)] || {
-            let mut #w = #w.reborrow();
-            #locals
-            #code
-            ::core::result::Result::Ok(())
-        })?;
-    };
-    if !narrow {
-        return code;
-    }
-    code! {
-        {
-            let __isa = __isa.narrow();
-            #code
-        }
-    }
-}
-
-impl Gen<'_> {
     /// Local copies, for a closure whose body is the code of `s` and which
     /// writes func `f`, of the readable values that `s` may read, but for
     /// `f`'s reader (the body reads `f` through its writer). The closure
@@ -1079,6 +1002,7 @@ impl<'a> Gen<'a> {
                 .map(|&f| writes_output_directly(p, f))
                 .collect(),
             names: Default::default(),
+            stages: None,
         }
     }
 
@@ -1156,8 +1080,28 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     let b = input.bounds;
     let cp = input.checked;
     let name = &Code::word(cp.ident.to_string());
-    let g = Gen::new(p, b, input.input_strides);
-
+    // The emitter's memos key nodes by address, and the passes share
+    // nodes between the copies they make (a partitioned loop's parts):
+    // each place gets nodes of its own.
+    let body = input.body.clone().map_exprs(&mut Expr::unshared);
+    let (strides, lowered) = (input.input_strides, input.lowered);
+    // What the walk does not need, written beside it on a thread of its
+    // own: the bounds program's code and the `LOWERED` text.
+    let ((bounds_body, lowered), (g, entry, loops)) = crate::par::both(
+        input.threads,
+        move || {
+            let g = Gen::new(p, b, strides);
+            (entry::bounds_body(&g), raw_string(lowered()))
+        },
+        || {
+            let mut g = Gen::new(p, b, strides);
+            g.stages = Some(Default::default());
+            let entry = entry(&g, cp, strides);
+            let loops = g.stmt(&body);
+            let loops = g.emit_stages(loops, input.threads);
+            (g, entry, loops)
+        },
+    );
     let Entry {
         params,
         prologue,
@@ -1171,14 +1115,7 @@ fn generate_parts(input: &Input) -> [Code; 3] {
         nsyms,
         checks,
         ..
-    } = entry(&g, cp, input.input_strides);
-    let bounds_body = entry::bounds_body(&g);
-
-    // The emitter's memos key nodes by address, and the passes share
-    // nodes between the copies they make (a partitioned loop's parts):
-    // each place gets nodes of its own.
-    let body = input.body.clone().map_exprs(&mut Expr::unshared);
-    let loops = g.stmt(&body);
+    } = entry;
     let needs = g.needs.get();
     let vectors = if !has_vector_loop(input.body) {
         Vectors::None
@@ -1240,7 +1177,6 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
 
     let schedule = input.schedule;
-    let lowered = raw_string(input.lowered);
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");

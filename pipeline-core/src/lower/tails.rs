@@ -497,7 +497,7 @@ mod tests {
     #[test]
     fn a_shifted_last_vector_runs_in_the_steady_states_loop() {
         let (_, l) = lowered();
-        let text = &l.text;
+        let text = l.text();
         assert_eq!(text.matches("vectorized for out.x_v").count(), 1, "{text}");
         assert!(text.contains("for out.x.part in 0..=1"), "{text}");
         assert!(text.contains("let out.x.base"), "{text}");

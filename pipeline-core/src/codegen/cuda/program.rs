@@ -126,7 +126,7 @@ pub fn launcher_name(l: &Lowered, name: &str) -> String {
 }
 
 fn unique(l: &Lowered, name: &str) -> String {
-    let hash = crate::schedule::cache::fnv1a(l.text.as_bytes());
+    let hash = crate::schedule::cache::fnv1a(l.text().as_bytes());
     format!("{}_{hash:016x}", names::sanitize(name))
 }
 

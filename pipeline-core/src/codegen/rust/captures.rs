@@ -36,6 +36,11 @@ impl Readable {
         self.order.push(name);
     }
 
+    /// The names bound, in the order they were bound.
+    pub(super) fn names(&self) -> &[Name] {
+        &self.order
+    }
+
     /// How many bindings there are: a scope to return to.
     pub(super) fn len(&self) -> usize {
         self.order.len()
