@@ -207,17 +207,12 @@ fn lower_for(
     let mut local_names = synthesized.local_syms;
     let body = match target {
         Target::Cpu => pass(
-            "tails",
+            "tails, cse",
             |_| String::new(),
-            || lower::tails::join_tails(body, &pipeline, bounds.syms.len(), &mut local_names),
-        ),
-        Target::Cuda => body,
-    };
-    let body = match target {
-        Target::Cpu => pass(
-            "cse",
-            |_| String::new(),
-            || lower::cse::cse(body, bounds.syms.len(), &mut local_names),
+            || {
+                let global = bounds.syms.len();
+                lower::tails_and_cse(body, &pipeline, global, &mut local_names, threads)
+            },
         ),
         Target::Cuda => body,
     };

@@ -171,7 +171,7 @@ impl Stmt {
     }
 
     /// The expressions of this statement itself (not of those inside it).
-    fn own_exprs_mut(&mut self) -> Vec<&mut Expr> {
+    pub(crate) fn own_exprs_mut(&mut self) -> Vec<&mut Expr> {
         match self {
             Stmt::For { min, max, slab, .. } => {
                 let mut exprs = vec![min, max];
