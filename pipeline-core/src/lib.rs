@@ -64,8 +64,9 @@ fn debug_enabled() -> bool {
     std::env::var("PIPELINE_DEBUG").is_ok_and(|v| v.split(',').any(|p| p == "lower" || p == "all"))
 }
 
-/// How many threads an expansion may use where its work splits (the
-/// stages' code) unless [`ExpandOptions::threads`] says:
+/// How many threads an expansion may use where its work splits (each
+/// top-level stage's passes and code) unless [`ExpandOptions::threads`]
+/// says:
 /// `PIPELINE_THREADS` where it is set, else the processor's parallelism,
 /// at most 8. rustc leaves the other cores idle while a macro runs.
 fn threads() -> usize {
@@ -350,9 +351,9 @@ pub struct ExpandOptions {
     pub lex: Option<codegen::rust::Lexer>,
     /// Where the macro remembers expansions across builds ([`memo`]).
     pub memo: Option<memo::Memo>,
-    /// How many threads may write the stages' code (the code is the same
-    /// for any number); `None`: `PIPELINE_THREADS` where it is set, else
-    /// the processor's parallelism, at most 8.
+    /// How many threads may lower and write the top-level stages (the
+    /// code is the same for any number); `None`: `PIPELINE_THREADS` where
+    /// it is set, else the processor's parallelism, at most 8.
     pub threads: Option<usize>,
 }
 
