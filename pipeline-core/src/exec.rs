@@ -25,7 +25,7 @@ pub fn run_lowered(
     if outputs.iter().all(|o| o.shape.contains(&0)) {
         return Ok(());
     }
-    let mut m = Machine::prepare(p, b, inputs, params, outputs, l.local_syms)?;
+    let mut m = Machine::prepare(p, b, inputs, params, outputs, l.local_syms())?;
     // Outputs written in place are their own buffers.
     for (k, &f) in p.outputs.iter().enumerate() {
         if crate::lower::loops::writes_output_directly(p, f) {

@@ -54,8 +54,6 @@ pub struct Lowered {
     /// The names of the symbols the loop nest binds beyond the bounds
     /// program's.
     local_names: Vec<String>,
-    /// How many symbols the loop nest binds beyond the bounds program.
-    pub local_syms: usize,
     /// The strides the schedule declares of each input's dimensions.
     pub input_strides: Vec<Vec<Option<usize>>>,
 }
@@ -225,7 +223,6 @@ fn lower_for(
         body,
         schedule,
         text: Default::default(),
-        local_syms: local_names.len(),
         local_names,
         input_strides: sched.input_strides.clone(),
     };
@@ -236,6 +233,11 @@ fn lower_for(
 }
 
 impl Lowered {
+    /// How many symbols the loop nest binds beyond the bounds program.
+    pub fn local_syms(&self) -> usize {
+        self.local_names.len()
+    }
+
     /// The loop nest as text (`NAME::LOWERED`), printed when first asked
     /// for (the macro prints it on a thread of its own while it writes
     /// the code).

@@ -252,7 +252,7 @@ mod tests {
         assert!(super::plain_chain(&staged.body));
         assert!(staged.body == whole.body);
         assert_eq!(staged.text(), whole.text());
-        assert_eq!(staged.local_syms, whole.local_syms);
+        assert_eq!(staged.local_syms(), whole.local_syms());
         // Each stage made symbols of both passes.
         let text = whole.text();
         assert!(text.matches(".base = ").count() >= 3, "{text}");

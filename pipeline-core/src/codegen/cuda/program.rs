@@ -333,7 +333,7 @@ impl Program<'_> {
                 buffer_type(func.ty)
             );
         }
-        let q = self.l.local_syms.max(1);
+        let q = self.l.local_syms().max(1);
         let _ = writeln!(
             s,
             "  int64_t q[{q}];\n  int32_t qn[{q}];\n  int64_t l[{MAX_HOST_LOOPS}];\n}};"
@@ -411,7 +411,7 @@ impl Program<'_> {
             }
             s += "\n";
         }
-        for k in 0..self.l.local_syms {
+        for k in 0..self.l.local_syms() {
             let q = self.n_global() + k;
             let _ = writeln!(
                 s,
