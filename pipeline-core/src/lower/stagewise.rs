@@ -153,39 +153,49 @@ fn renumbered(mut s: Stmt, r: &Renumber) -> Stmt {
     }
     for e in s.own_exprs_mut() {
         *e = e.rewrite(&mut |n| match n.kind {
-            ExprKind::Sym(x) if r.apply(x) != x => Expr::new(ExprKind::Sym(r.apply(x)), n.ty),
+            ExprKind::Sym(x) => match r.apply(x) {
+                y if y != x => Expr::new(ExprKind::Sym(y), n.ty),
+                _ => n,
+            },
             _ => n,
         });
     }
     s.map_children(|c| renumbered(c, r))
 }
 
+/// Whether `s` belongs to the chain above the top-level stages: an
+/// allocation, or a block or binding that is not one func's (a block of
+/// one func's stages is a partitioned loop's parts, one stage).
+fn in_chain(s: &Stmt) -> bool {
+    match s {
+        Stmt::Allocate { .. } => true,
+        Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::Block(_) => s.stage_func().is_none(),
+        _ => false,
+    }
+}
+
 /// Whether the chain above the stages of `s` binds no symbol and has no
 /// two stages of one func side by side (see [`tails_and_cse`]).
 fn plain_chain(s: &Stmt) -> bool {
-    let one = s.stage_func().is_some();
+    if !in_chain(s) {
+        return true;
+    }
     match s {
-        Stmt::Allocate { body, .. } | Stmt::LetCoord { body, .. } if !one => plain_chain(body),
-        Stmt::LetSym { .. } if !one => false,
-        Stmt::Block(stmts) if !one => {
+        Stmt::LetSym { .. } => false,
+        Stmt::Block(stmts) => {
             stmts.iter().all(plain_chain)
                 && stmts
                     .windows(2)
                     .all(|w| w[0].stage_func().is_none() || w[0].stage_func() != w[1].stage_func())
         }
-        _ => true,
+        _ => s.children().iter().all(plain_chain),
     }
 }
 
-/// The top-level stages of `s`, in order: what lies under the chain of
-/// allocations, and of blocks and bindings that are not one func's.
+/// The top-level stages of `s`, in order: what lies under the chain
+/// ([`in_chain`]).
 fn stages<'s>(s: &'s mut Stmt, out: &mut Vec<&'s mut Stmt>) {
-    let chain = match s {
-        Stmt::Allocate { .. } => true,
-        Stmt::LetSym { .. } | Stmt::LetCoord { .. } | Stmt::Block(_) => s.stage_func().is_none(),
-        _ => false,
-    };
-    if !chain {
+    if !in_chain(s) {
         out.push(s);
         return;
     }
