@@ -5,7 +5,7 @@ pub mod hoist;
 pub mod inline;
 pub mod loops;
 pub mod partition;
-pub(crate) mod stagewise;
+mod stagewise;
 pub mod tails;
 
 pub(crate) use stagewise::{map_stages, tails_and_cse};
