@@ -75,10 +75,11 @@ impl Code {
     }
 
     /// A mark for code written later, number `k`: [`Code::fill`] puts
-    /// that code in its place. It is bounded by a byte that no generated
-    /// text holds (the generated code has no control characters; the
-    /// user's text, in string literals, never passes through here) and
-    /// that needs no space beside any other ([`needs_space`]).
+    /// that code in its place. It is bounded by a byte that no code it is
+    /// used in holds (a kernel's loop nests: the only user text there is
+    /// names of funcs and inputs, identifiers without control characters;
+    /// `SCHEDULE`, `LOWERED` and the source are never filled) and that
+    /// needs no space beside any other ([`needs_space`]).
     pub(crate) fn placeholder(k: usize) -> Code {
         Code(format!("{PLACE}{k}{PLACE}"))
     }
