@@ -67,7 +67,7 @@ fn debug_enabled() -> bool {
 /// says:
 /// `PIPELINE_THREADS` where it is set, else the processor's parallelism,
 /// at most 8. rustc leaves the other cores idle while a macro runs.
-fn threads() -> usize {
+fn default_threads() -> usize {
     const MOST: usize = 8;
     match std::env::var("PIPELINE_THREADS").map(|v| v.parse::<usize>()) {
         Ok(Ok(n)) => n.max(1),
@@ -141,7 +141,7 @@ pub fn lower_pipeline(
     checked: &Pipeline,
     sched: &schedule::Schedule,
 ) -> Result<Lowered, lower::loops::ScheduleError> {
-    lower_for(checked, sched, Target::Cpu, None, threads())
+    lower_for(checked, sched, Target::Cpu, None, default_threads())
 }
 
 /// What a lowering is for.
@@ -153,7 +153,7 @@ enum Target {
 
 /// `earlier`: bounds the auto-scheduler inferred, used when they are of
 /// the pipeline the schedule's inlining leaves; `threads`: how many the
-/// passes that work stage by stage may use ([`threads`]).
+/// passes that work stage by stage may use ([`default_threads`]).
 fn lower_for(
     checked: &Pipeline,
     sched: &schedule::Schedule,
@@ -383,7 +383,7 @@ fn expand_here(
         }
     }
     let mut out = memo::Output::new(&input, memo_key.is_some());
-    let threads = options.threads.unwrap_or_else(threads);
+    let threads = options.threads.unwrap_or_else(default_threads);
     // The user's tokens, for the algorithm's hash (syn's trees print
     // tokens of their own, and by recursion).
     let tokens = match cache {
@@ -842,7 +842,7 @@ pub fn variants_from_source(
             &sched,
             block.as_ref(),
             file.as_ref().map(|f| (f, shown.as_str())),
-            threads(),
+            default_threads(),
         )
         .map_err(|e| e.to_string())?;
         Ok((checked.pipeline, variants))
