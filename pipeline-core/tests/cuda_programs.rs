@@ -531,6 +531,7 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
             ));
         }
         let text = run_requests(&bin, &dir, &file);
+        let _ = std::fs::remove_dir_all(&dir);
         let codes: Vec<&str> = text.lines().filter(|l| l.starts_with("rc ")).collect();
         if !large {
             let too_large = format!("rc {TOO_LARGE}");
@@ -547,7 +548,6 @@ fn far_coordinates_take_the_kernels_with_64_bit_indices() {
                 assert_eq!(lines.next(), Some(want.as_str()), "{} ({mode})", run.what);
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
