@@ -24,17 +24,29 @@ use crate::analysis::interval::{bounds_of, visit_loads, Interval, Scope};
 use crate::analysis::simplify::fold_constants;
 use crate::hash::HashMap;
 use crate::ir::*;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::Error;
 
-/// The user's tokens of a call `f(a, b)`, for diagnostics.
+/// The user's call `f(a, b)`, for diagnostics: borrowed from the parsed
+/// program and turned into tokens only for a message (inside the compiler
+/// every token made is a call across its bridge; copying each call's
+/// tokens up front was a third of the checker's time).
 #[derive(Clone, Debug)]
-struct Site {
+struct Site<'p> {
     /// The whole call.
-    call: TokenStream,
-    /// Each coordinate argument.
-    args: Vec<TokenStream>,
+    call: &'p syn::ExprCall,
+}
+
+impl Site<'_> {
+    /// The call's coordinate argument `d`, or the whole call if it has no
+    /// such argument.
+    fn arg(&self, d: usize) -> &dyn ToTokens {
+        match self.call.args.iter().nth(d) {
+            Some(a) => a,
+            None => self.call,
+        }
+    }
 }
 
 mod call;
@@ -117,7 +129,7 @@ struct Elab<'p> {
     /// The user's tokens of every call, indexed by `ExprKind::Load::site`
     /// and `Update::site` (the checker's alone: the IR holds no tokens, so
     /// the passes after it may run on several threads).
-    sites: Vec<Site>,
+    sites: Vec<Site<'p>>,
     errors: Vec<Error>,
     families: Vec<HashMap<i128, FuncRef>>,
     family_names: Vec<String>,
@@ -276,18 +288,15 @@ fn coord_name(d: usize) -> &'static str {
     ["x", "y", "c", "w"].get(d).copied().unwrap_or("dim")
 }
 
-impl Elab<'_> {
+impl<'p> Elab<'p> {
     fn is_family(&self, name: &str) -> bool {
         self.family_scopes
             .last()
             .is_some_and(|m| m.contains_key(name))
     }
 
-    fn site(&mut self, call: &syn::ExprCall) -> usize {
-        self.sites.push(Site {
-            call: call.to_token_stream(),
-            args: call.args.iter().map(|a| a.to_token_stream()).collect(),
-        });
+    fn site(&mut self, call: &'p syn::ExprCall) -> usize {
+        self.sites.push(Site { call });
         self.sites.len() - 1
     }
 
@@ -360,12 +369,12 @@ impl Elab<'_> {
 
     fn outputs(
         &mut self,
-        tail: &syn::Expr,
+        tail: &'p syn::Expr,
         decls: &[OutputDecl],
         env: &Env,
         ret: &syn::ReturnType,
     ) -> Result<()> {
-        let items: Vec<&syn::Expr> = match tail {
+        let items: Vec<&'p syn::Expr> = match tail {
             syn::Expr::Tuple(t) => t.elems.iter().collect(),
             syn::Expr::Paren(p) => vec![&*p.expr],
             e => vec![e],

@@ -5,8 +5,8 @@
 use super::*;
 use std::sync::Arc;
 
-impl Elab<'_> {
-    pub(super) fn call(&mut self, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
+impl<'p> Elab<'p> {
+    pub(super) fn call(&mut self, c: &'p syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
         // A call of a func value: `f(x, y)`, `g[1](x, y)`, `input.mirror()(x, y)`, `t(f)(x, y)`.
         let callee_name = match &*c.func {
             // `saturating_cast::<u8>` carries generic arguments, so it is no plain ident.
@@ -43,8 +43,8 @@ impl Elab<'_> {
         self.builtin(&name, c, env, ctx)
     }
 
-    fn builtin(&mut self, name: &str, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
-        let args: Vec<&syn::Expr> = c.args.iter().collect();
+    fn builtin(&mut self, name: &str, c: &'p syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
+        let args: Vec<&'p syn::Expr> = c.args.iter().collect();
         let want = |n: usize| -> Result<()> {
             if args.len() != n {
                 err(
@@ -222,7 +222,7 @@ impl Elab<'_> {
     fn inline_reduction(
         &mut self,
         name: &str,
-        c: &syn::ExprCall,
+        c: &'p syn::ExprCall,
         env: &Env,
         ctx: &Ctx,
     ) -> Result<Val> {
@@ -232,7 +232,7 @@ impl Elab<'_> {
                 format!("`{name}` takes a domain and a closure: `{name}(-1..=1, |i| f(x + i, y))`"),
             );
         }
-        let ranges: Vec<&syn::Expr> = match &c.args[0] {
+        let ranges: Vec<&'p syn::Expr> = match &c.args[0] {
             syn::Expr::Tuple(t) => t.elems.iter().collect(),
             syn::Expr::Paren(p) => vec![&*p.expr],
             e => vec![e],
@@ -321,7 +321,12 @@ impl Elab<'_> {
         }
     }
 
-    pub(super) fn method(&mut self, m: &syn::ExprMethodCall, env: &Env, ctx: &Ctx) -> Result<Val> {
+    pub(super) fn method(
+        &mut self,
+        m: &'p syn::ExprMethodCall,
+        env: &Env,
+        ctx: &Ctx,
+    ) -> Result<Val> {
         let method = m.method.to_string();
         match method.as_str() {
             "width" | "height" | "extent" => {
@@ -360,7 +365,7 @@ impl Elab<'_> {
         }
     }
 
-    fn load(&mut self, f: &FuncRef, c: &syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
+    fn load(&mut self, f: &FuncRef, c: &'p syn::ExprCall, env: &Env, ctx: &Ctx) -> Result<Val> {
         if let FuncRef::Func(id) = f {
             if self.poisoned.contains(id) {
                 return Err(cascade());
@@ -552,7 +557,7 @@ impl Elab<'_> {
     }
 
     /// Evaluates a compile-time integer (family indices, loop ranges).
-    pub(super) fn const_int(&mut self, e: &syn::Expr, env: &Env) -> Result<i128> {
+    pub(super) fn const_int(&mut self, e: &'p syn::Expr, env: &Env) -> Result<i128> {
         let ctx = Ctx { defining: None };
         match self.expr(e, env, &ctx)? {
             Val::IntLit(i) => Ok(i),

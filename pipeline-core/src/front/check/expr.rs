@@ -4,12 +4,12 @@
 use super::*;
 use std::sync::Arc;
 
-impl Elab<'_> {
-    pub(super) fn expr(&mut self, e: &syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
+impl<'p> Elab<'p> {
+    pub(super) fn expr(&mut self, e: &'p syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
         crate::deep(|| self.expr_here(e, env, ctx))
     }
 
-    fn expr_here(&mut self, e: &syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
+    fn expr_here(&mut self, e: &'p syn::Expr, env: &Env, ctx: &Ctx) -> Result<Val> {
         match e {
             syn::Expr::Lit(l) => self.literal(&l.lit),
             syn::Expr::Paren(p) => self.expr(&p.expr, env, ctx),
@@ -64,7 +64,7 @@ impl Elab<'_> {
 
     fn block_value(
         &mut self,
-        stmts: &[syn::Stmt],
+        stmts: &'p [syn::Stmt],
         env: &Env,
         ctx: &Ctx,
         whole: impl ToTokens,
@@ -169,7 +169,7 @@ impl Elab<'_> {
         }
     }
 
-    pub(super) fn name(&mut self, e: &syn::Expr, env: &Env) -> Result<Val> {
+    pub(super) fn name(&mut self, e: &'p syn::Expr, env: &Env) -> Result<Val> {
         let Some(id) = ident_of(e) else {
             return err(e, "expected a name; paths are not part of the DSL");
         };
@@ -202,7 +202,7 @@ impl Elab<'_> {
         }
     }
 
-    fn binary(&mut self, b: &syn::ExprBinary, env: &Env, ctx: &Ctx) -> Result<Val> {
+    fn binary(&mut self, b: &'p syn::ExprBinary, env: &Env, ctx: &Ctx) -> Result<Val> {
         use syn::BinOp as S;
         let op = match b.op {
             S::Add(_) => BinOp::Add,

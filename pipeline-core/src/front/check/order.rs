@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Elab<'_> {
+impl<'p> Elab<'p> {
     /// Renumbers the funcs so that each reads only funcs before it (the IR's
     /// invariant, `ir::pipeline`). Definition order is such an order, except
     /// that a template called in place inside a definition makes its funcs
@@ -44,7 +44,7 @@ impl Elab<'_> {
                         if let Some(g) = later {
                             let (f, g) = (&p.funcs[f].name, &p.funcs[g].name);
                             return err(
-                                &sites[u.site].call,
+                                sites[u.site].call,
                                 format!("this update of `{f}` reads `{g}`, which reads `{f}`: a func can read itself only in its own updates"),
                             );
                         }
@@ -134,7 +134,7 @@ impl Elab<'_> {
         for (site, d) in errors {
             let s = &self.sites[site];
             self.errors.push(Error::new_spanned(
-                s.args.get(d).unwrap_or(&s.call),
+                s.arg(d),
                 format!(
                     "coordinate {} ({}) is data-dependent and unbounded, so the region to compute cannot be inferred; bound it with `clamp(v, lo, hi)` or read through a boundary condition such as `.clamp_edge()`",
                     d,

@@ -4,15 +4,15 @@
 
 use super::*;
 
-impl Elab<'_> {
+impl<'p> Elab<'p> {
     /// Elaborates the statements of a pipeline or template body; returns the
     /// tail expression.
-    pub(super) fn body<'s>(
+    pub(super) fn body(
         &mut self,
-        stmts: &'s [syn::Stmt],
+        stmts: &'p [syn::Stmt],
         env: &mut Env,
         prefix: &str,
-    ) -> Option<&'s syn::Expr> {
+    ) -> Option<&'p syn::Expr> {
         for (i, stmt) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
             if let syn::Stmt::Expr(e, None) = stmt {
@@ -27,7 +27,7 @@ impl Elab<'_> {
         None
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt, env: &mut Env, prefix: &str) -> Result<()> {
+    fn stmt(&mut self, stmt: &'p syn::Stmt, env: &mut Env, prefix: &str) -> Result<()> {
         match stmt {
             syn::Stmt::Local(local) => self.let_stmt(local, env),
             syn::Stmt::Expr(e, semi) => {
@@ -59,7 +59,7 @@ impl Elab<'_> {
         }
     }
 
-    fn let_stmt(&mut self, local: &syn::Local, env: &mut Env) -> Result<()> {
+    fn let_stmt(&mut self, local: &'p syn::Local, env: &mut Env) -> Result<()> {
         let syn::Pat::Ident(pi) = &local.pat else {
             return err(&local.pat, "`let` binds a single name");
         };
@@ -96,7 +96,7 @@ impl Elab<'_> {
     /// Resolves a func-valued expression: a name bound to a func or input, a
     /// family member `g[i]`, a boundary condition `f.clamp_edge()`, or a
     /// template call. `Ok(None)` when the expression is not func-shaped.
-    pub(super) fn func_value(&mut self, e: &syn::Expr, env: &Env) -> Result<Option<FuncRef>> {
+    pub(super) fn func_value(&mut self, e: &'p syn::Expr, env: &Env) -> Result<Option<FuncRef>> {
         match e {
             syn::Expr::Paren(p) => self.func_value(&p.expr, env),
             syn::Expr::Path(_) => {
@@ -187,7 +187,7 @@ impl Elab<'_> {
         }
     }
 
-    fn instantiate(&mut self, t: usize, call: &syn::ExprCall, env: &Env) -> Result<FuncRef> {
+    fn instantiate(&mut self, t: usize, call: &'p syn::ExprCall, env: &Env) -> Result<FuncRef> {
         let template = &self.templates[t];
         let params: Vec<&syn::PatType> = template
             .sig
@@ -278,7 +278,7 @@ impl Elab<'_> {
         result
     }
 
-    fn for_loop(&mut self, f: &syn::ExprForLoop, env: &mut Env, prefix: &str) -> Result<()> {
+    fn for_loop(&mut self, f: &'p syn::ExprForLoop, env: &mut Env, prefix: &str) -> Result<()> {
         if let syn::Expr::Call(c) = &*f.expr {
             if ident_of(&c.func).is_some_and(|i| i == "rdom") {
                 return self.rdom_loop(f, c, env, prefix);
@@ -315,8 +315,8 @@ impl Elab<'_> {
 
     fn rdom_loop(
         &mut self,
-        f: &syn::ExprForLoop,
-        call: &syn::ExprCall,
+        f: &'p syn::ExprForLoop,
+        call: &'p syn::ExprCall,
         env: &mut Env,
         prefix: &str,
     ) -> Result<()> {
@@ -421,9 +421,9 @@ impl Elab<'_> {
     #[allow(clippy::too_many_arguments)]
     fn assign(
         &mut self,
-        lhs: &syn::Expr,
+        lhs: &'p syn::Expr,
         op: Option<BinOp>,
-        rhs: &syn::Expr,
+        rhs: &'p syn::Expr,
         env: &mut Env,
         prefix: &str,
         rdom: Option<&Vec<RDomDim>>,
@@ -535,7 +535,7 @@ impl Elab<'_> {
         }
     }
 
-    fn family_slot(&mut self, ix: &syn::ExprIndex, env: &Env) -> Result<(usize, i128, String)> {
+    fn family_slot(&mut self, ix: &'p syn::ExprIndex, env: &Env) -> Result<(usize, i128, String)> {
         let Some(fam) = ident_of(&ix.expr) else {
             return err(&ix.expr, "expected a func family name, as in `gauss[0]`");
         };
@@ -563,7 +563,7 @@ impl Elab<'_> {
         Ok((key, idx, name))
     }
 
-    fn definition_target(&mut self, callee: &syn::Expr, env: &Env) -> Result<Target> {
+    fn definition_target(&mut self, callee: &'p syn::Expr, env: &Env) -> Result<Target> {
         match callee {
             syn::Expr::Index(ix) => {
                 let (key, idx, name) = self.family_slot(ix, env)?;
@@ -628,8 +628,8 @@ impl Elab<'_> {
         name: &str,
         local: &str,
         family: Option<(usize, i128)>,
-        call: &syn::ExprCall,
-        rhs: &syn::Expr,
+        call: &'p syn::ExprCall,
+        rhs: &'p syn::Expr,
         env: &Env,
     ) -> Result<FuncId> {
         let mut vars = Vec::new();
@@ -690,9 +690,9 @@ impl Elab<'_> {
     fn update(
         &mut self,
         id: FuncId,
-        call: &syn::ExprCall,
+        call: &'p syn::ExprCall,
         op: Option<BinOp>,
-        rhs: &syn::Expr,
+        rhs: &'p syn::Expr,
         env: &Env,
         rdom: &[RDomDim],
     ) -> Result<()> {
@@ -777,7 +777,7 @@ impl Elab<'_> {
         if let Some((site, d)) = shifted {
             let s = &self.sites[site];
             return err(
-                s.args.get(d).unwrap_or(&s.call),
+                s.arg(d),
                 format!(
                     "an update reads `{}` at pure variable `{}` of the left-hand side only as `{}` itself (its points are updated independently); to read other points make it a reduction variable",
                     func.name, func.vars[d], func.vars[d]
