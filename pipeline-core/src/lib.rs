@@ -28,13 +28,21 @@ pub mod tune;
 mod hash;
 pub mod memo;
 mod par;
+mod source;
+mod stack;
+
+pub(crate) use source::with_cpu_block;
+pub use source::{
+    cache_key_from_source, cuda_lowered_from_source, cuda_programs_from_source,
+    pipeline_from_source, scheduled_from_source, variants_from_source, GpuProgram,
+};
+pub(crate) use stack::{deep, on_big_stack};
 
 use analysis::bounds::BoundsProgram;
 use front::check::{check_pipeline, combine, CheckedPipeline};
 use front::parse::Program;
 use ir::{FuncId, Pipeline, Stmt};
 use proc_macro2::TokenStream;
-use std::cell::Cell;
 use std::time::Instant;
 
 /// A pipeline after all lowering passes.
@@ -83,57 +91,6 @@ fn pass<T>(name: &str, show: impl Fn(&T) -> String, run: impl FnOnce() -> T) -> 
         eprintln!("== {name} ({:.2?})\n{}", start.elapsed(), show(&out));
     }
     out
-}
-
-/// Runs `f` with at least 256 KiB of stack left, continuing on a new
-/// segment when deeply nested expressions need it. The macro runs on rustc's
-/// stack, and a proc macro built without optimization (the default in debug
-/// builds) has large frames; every recursion over expressions goes through
-/// here.
-///
-/// The common case is one comparison: the stack pointer against
-/// [`STACK_FLOOR`], the address below which the current segment has less
-/// than the red zone left, found once per segment. Stacker's own check, on
-/// every call, reads a lazily initialized thread-local: replacing it cut
-/// the 100-func chain's expansion by 1.3% of its instructions with the
-/// macro optimized and 4.4% without.
-pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
-    const RED_ZONE: usize = 256 * 1024;
-    let here = 0u8;
-    let sp = std::ptr::addr_of!(here) as usize;
-    if sp > STACK_FLOOR.with(Cell::get) {
-        return f();
-    }
-    match stacker::remaining_stack() {
-        Some(left) if left >= RED_ZONE => {
-            STACK_FLOOR.with(|floor| floor.set(sp - (left - RED_ZONE)));
-            f()
-        }
-        _ => stacker::grow(4 * 1024 * 1024, || new_segment(f)),
-    }
-}
-
-thread_local! {
-    /// The lowest stack address at which [`deep`] may run its closure
-    /// without checking: the current segment's limit plus the red zone, or
-    /// `usize::MAX` until [`deep`] finds it (on a segment of stack that
-    /// [`deep`] or [`on_big_stack`] did not start, the floor is found
-    /// again, as their callers' is restored when they return).
-    static STACK_FLOOR: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-
-/// Runs `f` at the start of a new stack segment: [`deep`] finds the
-/// segment's floor on its first call, and the caller's floor is back when
-/// `f` returns (or unwinds).
-fn new_segment<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(usize);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            STACK_FLOOR.with(|floor| floor.set(self.0));
-        }
-    }
-    let _restore = Restore(STACK_FLOOR.with(|floor| floor.replace(usize::MAX)));
-    f()
 }
 
 /// The lowering passes, in order.
@@ -795,131 +752,6 @@ pub fn auto_complete(
     Ok((sched, plan))
 }
 
-/// Parses, checks and schedules the pipeline `name` from the text of a
-/// `pipeline!` invocation, schedule blocks included (for tests and tools).
-pub fn scheduled_from_source(
-    source: &str,
-    name: &str,
-) -> Result<(Pipeline, schedule::Schedule), String> {
-    on_big_stack(|| scheduled_here(source, name))
-}
-
-/// Runs `f` on a reserved stack segment of 1 GiB (see [`expand`]).
-pub(crate) fn on_big_stack<R>(f: impl FnOnce() -> R) -> R {
-    // Here or on a new segment, `deep` finds the floor afresh: the one it
-    // found in an earlier expansion was of whatever stack that ran on.
-    stacker::maybe_grow(64 << 20, 1 << 30, || new_segment(f))
-}
-
-fn scheduled_here(source: &str, name: &str) -> Result<(Pipeline, schedule::Schedule), String> {
-    let (_, checked, mut sched, block) = with_cpu_block(source, name)?;
-    if block.as_ref().is_none_or(|b| b.auto) {
-        let machine = schedule::auto::Machine::from_env()?;
-        sched = auto_complete(&checked, &sched, block.as_ref(), &machine, true)
-            .map_err(|e| e.to_string())?
-            .0;
-    }
-    Ok((checked.pipeline, sched))
-}
-
-/// What the macro compiles for pipeline `name` of the text of a `pipeline!`
-/// invocation, given the crate's schedule cache (for tests and tools).
-pub fn variants_from_source(
-    source: &str,
-    name: &str,
-    cache: &schedule::cache::CacheSource,
-) -> Result<(Pipeline, Variants), String> {
-    on_big_stack(|| {
-        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
-        let file = match consults_cache(block.as_ref()) {
-            true => Some(parse_cache(cache)?),
-            false => None,
-        };
-        let shown = cache.shown();
-        let variants = choose_and_lower(
-            &tokens,
-            &checked,
-            &sched,
-            block.as_ref(),
-            file.as_ref().map(|f| (f, shown.as_str())),
-            default_threads(),
-        )
-        .map_err(|e| e.to_string())?;
-        Ok((checked.pipeline, variants))
-    })
-}
-
-/// The key of the cache entry that would serve pipeline `name` of the text
-/// of a `pipeline!` invocation on `arch` (for the tuner).
-pub fn cache_key_from_source(
-    source: &str,
-    name: &str,
-    arch: &str,
-) -> Result<schedule::cache::Key, String> {
-    on_big_stack(|| {
-        let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
-        let estimates = block.as_ref().map(|b| &b.estimates);
-        Ok(schedule::cache::key_for(
-            &tokens,
-            &checked.pipeline,
-            estimates,
-            &sched.input_strides,
-            arch,
-        ))
-    })
-}
-
-/// Pipeline `name` of the text of a `pipeline!` invocation under its GPU
-/// schedule (its `for cuda` block over [`schedule::Schedule::gpu_default`]),
-/// lowered for the CUDA emitter: without the CPU passes that only serve
-/// vector code (loop partitioning).
-pub fn cuda_lowered_from_source(source: &str, name: &str) -> Result<Lowered, String> {
-    on_big_stack(|| {
-        let (_, program, checked) = parsed_and_checked(source, name)?;
-        let block = program
-            .schedules
-            .iter()
-            .find(|s| s.name == name && s.target.is_some());
-        gpu_lowered(&checked, block)
-    })
-}
-
-/// The names of the pipelines of a `pipeline!` invocation's text that have
-/// a GPU version, each with its lowering and its launcher's name, and
-/// those that have none with why (for `pipeline_build::cuda`, which
-/// compiles exactly the launchers the macro's `NAME::cuda` calls).
-pub fn cuda_programs_from_source(source: &str) -> Result<Vec<(String, GpuProgram)>, String> {
-    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for item in &program.pipelines {
-        let name = item.sig.ident.to_string();
-        let gpu = on_big_stack(|| {
-            let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
-            let block = program
-                .schedules
-                .iter()
-                .find(|s| s.name == item.sig.ident && s.target.is_some());
-            gpu_program(&checked, block).map_err(|(e, _)| e)
-        });
-        out.push((name, gpu));
-    }
-    Ok(out)
-}
-
-/// A pipeline's GPU lowering and its launcher's name, or why it has none.
-pub type GpuProgram = Result<(Lowered, String), String>;
-
-/// A checked pipeline under its GPU schedule, lowered.
-fn gpu_lowered(
-    checked: &CheckedPipeline,
-    block: Option<&front::parse::ScheduleItem>,
-) -> Result<Lowered, String> {
-    gpu_schedule(checked, block).and_then(|sched| {
-        lower_for(&checked.pipeline, &sched, Target::Cuda, None, 1).map_err(|e| e.message)
-    })
-}
-
 fn gpu_schedule(
     checked: &CheckedPipeline,
     block: Option<&front::parse::ScheduleItem>,
@@ -954,97 +786,4 @@ fn gpu_program(
     }
     let symbol = codegen::cuda::launcher_name(&l, &name);
     Ok((l, symbol))
-}
-
-/// The invocation's tokens, pipeline `name` checked, and what its CPU
-/// block (if any) says.
-#[allow(clippy::type_complexity)]
-pub(crate) fn with_cpu_block(
-    source: &str,
-    name: &str,
-) -> Result<
-    (
-        TokenStream,
-        CheckedPipeline,
-        schedule::Schedule,
-        Option<front::schedule::BlockOptions>,
-    ),
-    String,
-> {
-    let (tokens, program, checked) = parsed_and_checked(source, name)?;
-    let mut sched = schedule::Schedule::default_for(&checked.pipeline);
-    let mut block = None;
-    for s in program
-        .schedules
-        .iter()
-        .filter(|s| s.name == name && s.target.is_none())
-    {
-        block = Some(
-            front::schedule::check_schedule(s, &checked, &mut sched).map_err(|e| e.to_string())?,
-        );
-    }
-    Ok((tokens, checked, sched, block))
-}
-
-/// Parses and checks the pipeline `name` from the text of a `pipeline!`
-/// invocation (for the interpreter in tests and tools).
-pub fn pipeline_from_source(source: &str, name: &str) -> Result<Pipeline, String> {
-    on_big_stack(|| pipeline_here(source, name))
-}
-
-fn pipeline_here(source: &str, name: &str) -> Result<Pipeline, String> {
-    parsed_and_checked(source, name).map(|(_, _, c)| c.pipeline)
-}
-
-/// The text of a `pipeline!` invocation as tokens and parsed, and its
-/// pipeline `name` checked.
-fn parsed_and_checked(
-    source: &str,
-    name: &str,
-) -> Result<(TokenStream, Program, CheckedPipeline), String> {
-    let tokens: TokenStream = source.parse().map_err(|e| format!("{e:?}"))?;
-    let program: Program = syn::parse2(tokens.clone()).map_err(|e| e.to_string())?;
-    let item = program
-        .pipelines
-        .iter()
-        .find(|p| p.sig.ident == name)
-        .ok_or_else(|| format!("no pipeline named `{name}`"))?;
-    let checked = check_pipeline(&program, item).map_err(|e| e.to_string())?;
-    Ok((tokens, program, checked))
-}
-
-#[cfg(test)]
-mod tests {
-    /// Recursion through `deep` far beyond the thread's stack continues on
-    /// new segments, each finding its own floor, and returns through them.
-    #[test]
-    fn deep_recursion_continues_on_new_segments() {
-        fn depth(n: u32) -> u32 {
-            let pad = std::hint::black_box([n as u8; 1024]);
-            if n == 0 {
-                return 0;
-            }
-            let below = super::deep(|| depth(n - 1));
-            below + u32::from(pad[1023] == n as u8)
-        }
-        // Over 50 MB of frames on a thread of 1 MiB.
-        let thread = std::thread::Builder::new().stack_size(1 << 20);
-        let total = thread.spawn(|| depth(50_000)).unwrap().join().unwrap();
-        assert_eq!(total, 50_000);
-        // Again on the same thread after the segments are gone, and from
-        // inside `on_big_stack`.
-        let thread = std::thread::Builder::new().stack_size(1 << 20);
-        let totals = thread
-            .spawn(|| {
-                (
-                    depth(20_000),
-                    super::on_big_stack(|| depth(20_000)),
-                    depth(20_000),
-                )
-            })
-            .unwrap()
-            .join()
-            .unwrap();
-        assert_eq!(totals, (20_000, 20_000, 20_000));
-    }
 }
