@@ -53,7 +53,9 @@
 //! `wrap`, `constant`) on a varying coordinate load lane by lane.
 
 mod blocks;
+mod classify;
 mod loads;
+mod patterns;
 
 use super::{
     float_lit, ident, input_name, int_lit, let_binding, let_var, operand, reader_name, rust_type,
@@ -430,121 +432,6 @@ impl Lanes<'_, '_> {
         }})
     }
 
-    /// Whether `e` has the same value in every lane (memoized by node).
-    fn is_uniform(&self, e: &Expr) -> bool {
-        let key = e as *const Expr;
-        if let Some(&u) = self.uniform.borrow().get(&key) {
-            return u;
-        }
-        let u = crate::deep(|| self.classify(e));
-        self.uniform.borrow_mut().insert(key, u);
-        u
-    }
-
-    fn classify(&self, e: &Expr) -> bool {
-        let (f, k) = self.stage.get();
-        let coord_uniform = |c: Option<Coord>| {
-            c.and_then(|c| self.coords.borrow().get(&c).cloned())
-                .is_none_or(|v| matches!(v, Lane::Uni(_)))
-        };
-        match &e.kind {
-            ExprKind::Loop(l) => l != self.var,
-            ExprKind::Var(d) => coord_uniform(f.map(|f| Coord::Pure(f, *d))),
-            ExprKind::RVar(r) => coord_uniform(f.zip(k).map(|(f, k)| Coord::Reduction(f, k, *r))),
-            ExprKind::LetVar(id) => self.let_uniform.borrow().get(id).copied().unwrap_or(true),
-            ExprKind::Let { id, value, body } => {
-                let v = self.is_uniform(value);
-                self.let_uniform.borrow_mut().insert(*id, v);
-                v && self.is_uniform(body)
-            }
-            _ => {
-                let mut all = true;
-                e.for_each_child(|c| all &= self.is_uniform(c));
-                all
-            }
-        }
-    }
-
-    /// Whether `cond`, a comparison of a ramp with a uniform value (or a
-    /// conjunction of such), is provably true in every lane: true in the
-    /// first lane and in the last, between which a ramp is monotonic. The
-    /// proof is by [`provably_true`] on the condition with the loop's
-    /// variable replaced by each end's value.
-    fn holds_in_every_lane(&self, cond: &Expr) -> bool {
-        let comparison = |e: &Expr| match &e.kind {
-            ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
-                let uniform = |x: &Expr| self.is_uniform(x);
-                let ramp = |x: &Expr| self.ramp(x).is_some();
-                (ramp(a) && uniform(b)) || (uniform(a) && ramp(b))
-            }
-            _ => false,
-        };
-        let mut linear = true;
-        cond.visit(&mut |n| {
-            if n.ty == Type::Bool && !matches!(n.kind, ExprKind::Binary(BinOp::And, ..)) {
-                linear &= comparison(n);
-            }
-        });
-        linear && holds_in_first_and_last(cond, self.var, self.first, self.w)
-    }
-
-    /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
-    /// an integer affine in the loop.
-    fn ramp(&self, e: &Expr) -> Option<(Code, i128)> {
-        crate::deep(|| self.ramp_here(e))
-    }
-
-    fn ramp_here(&self, e: &Expr) -> Option<(Code, i128)> {
-        let (f, k) = self.stage.get();
-        if self.is_uniform(e) {
-            return Some((self.g.expr(e, f, k), 0));
-        }
-        if !e.ty.is_int() {
-            return None;
-        }
-        let ty = rust_type(e.ty);
-        let coord = |c: Coord| match self.coords.borrow().get(&c) {
-            Some(Lane::Ramp(b, s)) => Some((b.clone(), *s)),
-            _ => None,
-        };
-        match &e.kind {
-            ExprKind::Loop(_) => {
-                let id = self.g.named(Name::Loop(self.var.clone()));
-                Some((code!(#id), 1))
-            }
-            ExprKind::Var(d) => coord(Coord::Pure(f?, *d)),
-            ExprKind::RVar(r) => coord(Coord::Reduction(f?, k?, *r)),
-            ExprKind::Unary(UnOp::Neg, a) => {
-                let (b, s) = self.ramp(a)?;
-                Some((code!((#b).wrapping_neg()), -s))
-            }
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-                let ((x, sx), (y, sy)) = (self.ramp(a)?, self.ramp(b)?);
-                Some(if *op == BinOp::Add {
-                    (code!((#x).wrapping_add(#y)), sx + sy)
-                } else {
-                    (code!((#x).wrapping_sub(#y)), sx - sy)
-                })
-            }
-            ExprKind::Binary(BinOp::Mul, a, b) => {
-                let (r, c) = match (a.as_int(), b.as_int()) {
-                    (_, Some(c)) => (a, c),
-                    (Some(c), _) => (b, c),
-                    _ => return None,
-                };
-                let (base, s) = self.ramp(r)?;
-                let lit = int_lit(e.ty, c);
-                Some((code!((#base).wrapping_mul(#lit)), s.checked_mul(c)?))
-            }
-            // Truncation keeps a ramp a ramp.
-            ExprKind::Cast(a) if a.ty.is_int() && e.ty.bits() <= a.ty.bits() => {
-                let (b, s) = self.ramp(a)?;
-                Some((code!(((#b) as #ty)), s))
-            }
-            _ => None,
-        }
-    }
-
     /// `e`'s value in lane `__i`, as scalar code inside the lane loop.
     /// `guarded`: under a `select` branch, which only some lanes evaluate,
     /// so its loads stay in the lane loop.
@@ -679,82 +566,6 @@ impl Lanes<'_, '_> {
             }
             _ => false,
         }
-    }
-
-    /// For `a / b` of `u32` by a constant `b` that is not a power of two,
-    /// where `a` stays below 2^20: the `f32` just above `1 / b` when
-    /// `trunc(a * it)` is `a / b` for every value `a` can take (checked
-    /// here, one by one). The division is then a conversion, a multiply
-    /// and a truncation instead of two 64-bit multiplies, shifts and a
-    /// blend (the 3x3 blur divides sums of three `u16` by 3).
-    fn f32_reciprocal(&self, a: &Expr, b: &Expr) -> Option<f32> {
-        const MAX_CHECKED: u128 = 1 << 20;
-        let d = u32::try_from(b.as_int()?).ok()?;
-        if a.ty != Type::U32 || d < 3 || d.is_power_of_two() {
-            return None;
-        }
-        let bound = self.g.values.max(a).filter(|&m| m < MAX_CHECKED)? as u32;
-        // Partitioned loops emit the same division several times: check
-        // each divisor and bound once.
-        let mut checked = self.g.f32_reciprocals.borrow_mut();
-        *checked.entry((d, bound)).or_insert_with(|| {
-            let mut m = 1.0f32 / d as f32;
-            if (m as f64) * (d as f64) < 1.0 {
-                m = f32::from_bits(m.to_bits() + 1);
-            }
-            (0..=bound)
-                .all(|x| ((x as f32) * m) as u32 == x / d)
-                .then_some(m)
-        })
-    }
-
-    /// Whether `a as to` is an unsigned narrowing (`u32` to `u16` or `u8`,
-    /// `u16` to `u8`) of values that all fit in `to`, by `a`'s value
-    /// bounds: truncating is then saturating, and the x86 levels narrow
-    /// with their packs alone (rt::simd::NarrowFitting).
-    fn narrows_fitting(&self, a: &Expr, to: Type) -> bool {
-        matches!(
-            (a.ty, to),
-            (Type::U16, Type::U8) | (Type::U32, Type::U16) | (Type::U32, Type::U8)
-        ) && self
-            .g
-            .values
-            .max(a)
-            .is_some_and(|m| m <= to.int_max() as u128)
-    }
-
-    /// The operands `(a, b)` of a rounding average `(a + b + 1) >> 1` that
-    /// `e` computes without wrapping, with `a` and `b` of type `u8` or `u16`
-    /// (`pavgb`/`pavgw`): operands widened from that type, the average
-    /// maybe narrowed back (`((a as u16 + b as u16 + 1) >> 1) as u8`), or
-    /// operands of that type whose value bounds keep the sum from wrapping.
-    /// The average is computed in the operands' type, then widened to `e`'s.
-    fn rounding_average<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
-        let small = |t: Type| matches!(t, Type::U8 | Type::U16);
-        let widened = |x: &'e Expr, y: &'e Expr, wide: Type| match (&x.kind, &y.kind) {
-            (ExprKind::Cast(a), ExprKind::Cast(b))
-                if a.ty == b.ty && small(a.ty) && a.ty.bits() < wide.bits() =>
-            {
-                Some((&**a, &**b))
-            }
-            _ => None,
-        };
-        if let ExprKind::Cast(inner) = &e.kind {
-            if let Some((x, y)) = average_operands(inner) {
-                if let Some((a, b)) = widened(x, y, inner.ty).filter(|(a, _)| a.ty == e.ty) {
-                    return Some((a, b));
-                }
-            }
-        }
-        let (x, y) = average_operands(e)?;
-        if let Some(ab) = widened(x, y, e.ty) {
-            return Some(ab);
-        }
-        if !small(e.ty) {
-            return None;
-        }
-        let (mx, my) = (self.g.values.max(x)?, self.g.values.max(y)?);
-        (mx + my < e.ty.int_max() as u128).then_some((x, y))
     }
 
     /// `e`, evaluated in every lane, as an array `[T; W]` of its lanes
@@ -1018,40 +829,6 @@ impl Lanes<'_, '_> {
             _ => None,
         };
         out.filter(|(_, bits)| *bits <= MAX_BITS)
-    }
-}
-
-/// The operands `a` and `b` of unsigned `e` of the form `(a + b + 1) >> 1`
-/// or `(a + b + 1) / 2`, the three terms in any order and grouping.
-fn average_operands(e: &Expr) -> Option<(&Expr, &Expr)> {
-    fn terms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-        match &e.kind {
-            ExprKind::Binary(BinOp::Add, a, b) if out.len() < 4 => {
-                terms(a, out);
-                terms(b, out);
-            }
-            _ => out.push(e),
-        }
-    }
-    if !e.ty.is_int() || e.ty.is_signed() {
-        return None;
-    }
-    let ExprKind::Binary(op, sum, k) = &e.kind else {
-        return None;
-    };
-    if !matches!(
-        (op, k.as_int()),
-        (BinOp::Shr, Some(1)) | (BinOp::Div, Some(2))
-    ) {
-        return None;
-    }
-    let mut t = Vec::new();
-    terms(sum, &mut t);
-    let one = t.iter().position(|x| x.as_int() == Some(1))?;
-    t.remove(one);
-    match t.as_slice() {
-        [a, b] => Some((a, b)),
-        _ => None,
     }
 }
 
