@@ -25,6 +25,12 @@
 //!                   for out.yi { for out.x { out(x, y) = blur_x(..) } } } }
 //! ```
 
+mod sliding;
+mod validate;
+
+use sliding::{at_previous_step, slide_loop, window};
+use validate::validate;
+
 use crate::analysis::bounds::BoundsProgram;
 use crate::analysis::interval::{visit_loads, Interval, Scope};
 use crate::analysis::simplify::simplify;
@@ -110,110 +116,6 @@ fn global_region(b: &BoundsProgram, f: FuncId) -> Vec<(Expr, Expr)> {
         .iter()
         .map(|&(lo, hi)| (Expr::sym(lo), Expr::sym(hi)))
         .collect()
-}
-
-/// Checks that every `compute_at` can be honoured on the inlined pipeline.
-fn validate(p: &Pipeline, sched: &Schedule) -> Result<(), ScheduleError> {
-    // Storage inside a consumer's loops holds what those loops compute:
-    // without a `compute_at` there, nothing would be computed into it.
-    for (f, fs) in sched.funcs.iter().enumerate() {
-        let Some((g, w)) = &fs.store else { continue };
-        if !matches!(fs.compute, ComputeLevel::At { .. }) {
-            let (fname, gname) = (&p.funcs[f].name, &p.funcs[*g].name);
-            return Err(ScheduleError {
-                tokens: fs.store_tokens.clone(),
-                message: format!(
-                    "`{fname}` is stored at loop `{w}` of `{gname}` but not computed inside it: add `{fname}.compute_at({gname}, {w})`, or compute it at a loop inside `{w}`"
-                ),
-            });
-        }
-    }
-    let live = p.live_funcs();
-    let consumers = p.consumer_lists(&live);
-    for &f in &live {
-        let fs = &sched.funcs[f];
-        let ComputeLevel::At { func: g, var } = &fs.compute else {
-            continue;
-        };
-        let fail = |message: String| ScheduleError {
-            tokens: fs.compute_tokens.clone(),
-            message,
-        };
-        let (fname, gname) = (&p.funcs[f].name, &p.funcs[*g].name);
-        if !live.contains(g) || matches!(sched.funcs[*g].compute, ComputeLevel::Inline) {
-            return Err(fail(format!("`{gname}` is inlined, so it has no loops to compute `{fname}` in; schedule `{gname}.compute_root()`")));
-        }
-        if p.outputs.contains(&f) {
-            return Err(fail(format!(
-                "`{fname}` is an output: it is computed at root"
-            )));
-        }
-        if sched.funcs[*g].pure.position(var).is_none() {
-            let loops: Vec<&str> = sched.funcs[*g]
-                .pure
-                .dims
-                .iter()
-                .map(|d| d.name.as_str())
-                .collect();
-            return Err(fail(format!(
-                "`{var}` is not a loop of `{gname}` (its loops, innermost first: {})",
-                loops.join(", ")
-            )));
-        }
-        for &c in &consumers[f] {
-            let same_level = matches!(&sched.funcs[c].compute, ComputeLevel::At { func, var: v } if func == g && v == var);
-            if c != *g && !same_level {
-                return Err(fail(format!(
-                    "`{fname}` is also read by `{}`, which does not run inside loop `{var}` of `{gname}`: compute `{fname}` at root, or compute `{}` at the same loop",
-                    p.funcs[c].name, p.funcs[c].name
-                )));
-            }
-        }
-        // What an update reads, its value or the coordinates it writes.
-        let reads_f = |e: &Expr| {
-            e.any(
-                &mut |n| matches!(n.kind, ExprKind::Load { source: Source::Func(h), .. } if h == f),
-            )
-        };
-        if p.funcs[*g]
-            .updates
-            .iter()
-            .any(|u| reads_f(&u.value) || u.args.iter().any(reads_f))
-        {
-            return Err(fail(format!("an update of `{gname}` reads `{fname}`, but updates run outside `{gname}`'s pure loops: compute `{fname}` at root")));
-        }
-        if let Some((h, w)) = &fs.store {
-            let enclosing = h == g && {
-                let st = &sched.funcs[*g].pure;
-                matches!((st.position(w), st.position(var)), (Some(a), Some(b)) if a >= b)
-            };
-            if enclosing {
-                let st = &sched.funcs[*g].pure;
-                let (inner_pos, outer_pos) = (st.position(var).unwrap(), st.position(w).unwrap());
-                if let Some(par) = st.dims[inner_pos..outer_pos]
-                    .iter()
-                    .find(|d| d.kind.is_concurrent())
-                {
-                    return Err(ScheduleError {
-                        tokens: fs.store_tokens.clone(),
-                        message: format!(
-                            "loop `{}` runs in parallel between where `{fname}` is stored (`{w}`) and where it is computed (`{var}`): its iterations would share the storage; store `{fname}` inside `{}` or make the loop serial",
-                            par.name, par.name
-                        ),
-                    });
-                }
-            }
-            if !enclosing {
-                return Err(ScheduleError {
-                    tokens: fs.store_tokens.clone(),
-                    message: format!(
-                    "store_at must name `{gname}` and a loop at or outside `{var}`: storage cannot live inside the loop that computes `{fname}`"
-                    ),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 fn i64c(v: i64) -> Expr {
@@ -846,139 +748,6 @@ fn merge_translates(regions: Vec<Region>) -> Vec<Region> {
         out.push(r);
     }
     out
-}
-
-/// The loop that a func computed at `loops[compute]` slides over, and the
-/// dimension that slides: a serial loop from the compute level out to (not
-/// including) the loop that stores the func, over which its `regions` move
-/// monotonically in one dimension. The innermost loop over which consecutive
-/// regions overlap is taken (there sliding saves work), else the innermost
-/// over which they move.
-///
-/// A loop outside the compute level qualifies only when the loops inside it,
-/// down to the compute level, run the same iterations at each of its steps,
-/// are serial and do not move the sliding dimension: then what the previous
-/// step computed at the same inner iteration is what this one has already
-/// (its region in the other dimensions does not move), and nothing else
-/// writes that storage.
-fn slide_loop(
-    loops: &[Loop],
-    compute: usize,
-    store: Option<&(FuncId, String)>,
-    f: FuncId,
-    regions: &[Region],
-) -> Option<(usize, usize)> {
-    let (g, w) = store?;
-    let store = loops.iter().position(|l| *g == f && *l.var.name == **w)?;
-    let mut candidates = Vec::new();
-    for k in compute..store {
-        if loops[k].kind.is_concurrent() {
-            break;
-        }
-        let v = &loops[k].var;
-        let uses = |e: &Expr| e.uses_loop(v);
-        if loops[compute..k]
-            .iter()
-            .any(|l| uses(&l.min) || uses(&l.max))
-        {
-            break;
-        }
-        // The loops inside, down to the compute level, must leave the
-        // sliding dimension alone: where they move it too (x = xo * 8 + xi
-        // with `xo` inside `xi`), the previous step of this loop computed
-        // that dimension for every one of their iterations, which storage
-        // folded to one window does not hold.
-        let moved_inside = |d: usize| {
-            loops[compute..k].iter().any(|l| {
-                let uses =
-                    |e: &Expr| e.any(&mut |n| matches!(&n.kind, ExprKind::Loop(x) if *x == l.var));
-                regions.iter().any(|r| uses(&r[d].0) || uses(&r[d].1))
-            })
-        };
-        if let Some(d) = sliding_dim(regions, v).filter(|&d| !moved_inside(d)) {
-            candidates.push((k, d));
-        }
-    }
-    let overlaps = |&&(k, d): &&(usize, usize)| {
-        let v = &loops[k].var;
-        let width = window(regions, d);
-        regions.iter().all(|r| {
-            let step = linear_difference(&r[d].1, &at_previous_step(&r[d].1, v));
-            matches!((step, width), (Some(s), Some(w)) if s >= 0 && s < w)
-        })
-    };
-    candidates
-        .iter()
-        .find(overlaps)
-        .or(candidates.first())
-        .copied()
-}
-
-/// The one dimension whose bounds depend on loop `v`, if all the regions'
-/// bounds in it grow monotonically with `v` and no other dimension depends
-/// on it.
-fn sliding_dim(regions: &[Region], v: &LoopVar) -> Option<usize> {
-    let uses = |e: &Expr| e.uses_loop(v);
-    let dims = regions.first()?.len();
-    let moving: Vec<usize> = (0..dims)
-        .filter(|&d| regions.iter().any(|r| uses(&r[d].0) || uses(&r[d].1)))
-        .collect();
-    match moving.as_slice() {
-        [d] if regions
-            .iter()
-            .all(|r| increasing(&r[*d].0, v) && increasing(&r[*d].1, v)) =>
-        {
-            Some(*d)
-        }
-        _ => None,
-    }
-}
-
-/// The extent of the hull of `regions` in dimension `d`, when it is a
-/// constant (their bounds differ by constants).
-fn window(regions: &[Region], d: usize) -> Option<i128> {
-    let first = regions.first()?;
-    let (mut lo_off, mut hi_off) = (0i128, 0i128);
-    for r in regions {
-        lo_off = lo_off.min(linear_difference(&r[d].0, &first[d].0)?);
-        hi_off = hi_off.max(linear_difference(&r[d].1, &first[d].1)?);
-    }
-    let width = linear_difference(&first[d].1, &first[d].0)? + hi_off - lo_off + 1;
-    (width > 0).then_some(width)
-}
-
-/// True when `e` never decreases as loop `v` grows (other loops fixed).
-fn increasing(e: &Expr, v: &LoopVar) -> bool {
-    let constant = |e: &Expr| !e.uses_loop(v);
-    if constant(e) {
-        return true;
-    }
-    match &e.kind {
-        ExprKind::Loop(l) => l == v,
-        ExprKind::Binary(BinOp::Add | BinOp::Min | BinOp::Max, a, b) => {
-            increasing(a, v) && increasing(b, v)
-        }
-        ExprKind::Binary(BinOp::Sub, a, b) => increasing(a, v) && constant(b),
-        ExprKind::Binary(BinOp::Mul, a, b) => match (a.as_int(), b.as_int()) {
-            (Some(c), _) if c >= 0 => increasing(b, v),
-            (_, Some(c)) if c >= 0 => increasing(a, v),
-            _ => false,
-        },
-        ExprKind::Binary(BinOp::Div, a, b) => b.as_int().is_some_and(|c| c > 0) && increasing(a, v),
-        ExprKind::Select(c, a, b) => constant(c) && increasing(a, v) && increasing(b, v),
-        ExprKind::Cast(a) => e.ty.bits() >= a.ty.bits() && increasing(a, v),
-        _ => false,
-    }
-}
-
-/// `e` at the previous iteration of loop `v` (`v` replaced by `v - 1`).
-fn at_previous_step(e: &Expr, v: &LoopVar) -> Expr {
-    let back = bin(
-        BinOp::Sub,
-        Expr::new(ExprKind::Loop(v.clone()), Type::I64),
-        i64c(1),
-    );
-    e.with_loop(v, &back)
 }
 
 /// `a - b` when it is a constant: both are sums of the same terms with
