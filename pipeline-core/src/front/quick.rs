@@ -456,8 +456,13 @@ fn arguments(g: &Group) -> Option<Punctuated<Expr, syn::Token![,]>> {
 
 /// Whether `i` is a word syn reads as a keyword (or `_`), not a name.
 fn is_keyword(i: &Ident) -> bool {
+    is_keyword_word(&i.to_string())
+}
+
+/// Whether `word` is one syn reads as a keyword (or `_`), not a name.
+pub(super) fn is_keyword_word(word: &str) -> bool {
     matches!(
-        i.to_string().as_str(),
+        word,
         "_" | "as"
             | "break"
             | "const"

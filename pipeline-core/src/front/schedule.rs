@@ -381,10 +381,11 @@ pub fn check_text(
     pipeline: &CheckedPipeline,
     schedule: &mut Schedule,
 ) -> Result<BlockOptions, Error> {
-    // Read as a user's block is: by the parser of common bodies where it
-    // can (the auto-scheduler's plans, checked on every expansion, always
-    // are), else by syn below.
-    if let Some(body) = quick_body(text) {
+    // Read as a user's block is: straight from the text where it is
+    // directive chains (the auto-scheduler's plans, checked on every
+    // expansion, always are), else by the parser of common bodies, else by
+    // syn below.
+    if let Some(body) = super::directives::body(text).or_else(|| quick_body(text)) {
         let item = ScheduleItem {
             name: pipeline.ident.clone(),
             target: None,
