@@ -191,6 +191,65 @@ mod tests {
         }
     }
 
+    /// Random directive chains, some of them with a piece inserted or
+    /// removed: the reader never panics, and what it reads, syn reads the
+    /// same.
+    #[test]
+    fn random_chains_are_read_as_syn_reads_them_or_left() {
+        const NAMES: [&str; 8] = ["f", "g1", "_x", "yo", "rx", "x2", "blur_x", "in"];
+        const PIECES: [&str; 12] = [
+            ".", "(", ")", "[", "]", ",", ";", " ", "7", "0x1", "f", "\n",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as usize % n
+        };
+        let (mut read, mut left) = (0, 0);
+        for _ in 0..20_000 {
+            let mut pieces: Vec<String> = Vec::new();
+            for _ in 0..1 + next(3) {
+                pieces.push(NAMES[next(8)].into());
+                if next(4) == 0 {
+                    pieces.push(format!("[{}]", next(3)));
+                }
+                for _ in 0..next(4) {
+                    pieces.push(format!(".{}", NAMES[next(8)]));
+                    if next(3) > 0 {
+                        let args: Vec<String> = (0..next(4))
+                            .map(|_| match next(3) {
+                                0 => next(100).to_string(),
+                                _ => NAMES[next(8)].to_string(),
+                            })
+                            .collect();
+                        pieces.push(format!("({})", args.join(", ")));
+                    }
+                }
+                pieces.push(";\n".into());
+            }
+            match next(3) {
+                0 => pieces.insert(next(pieces.len() + 1), PIECES[next(12)].into()),
+                1 => drop(pieces.remove(next(pieces.len()))),
+                _ => {}
+            }
+            let text = pieces.concat();
+            match super::body(&text) {
+                Some(block) => {
+                    assert_eq!(
+                        block.to_token_stream().to_string(),
+                        by_syn(&text),
+                        "{text:?}"
+                    );
+                    read += 1;
+                }
+                None => left += 1,
+            }
+        }
+        assert!(read > 4_000 && left > 10_000, "{read} read, {left} left");
+    }
+
     /// What is not a directive chain, or is written in a way the trees
     /// built here might not match, is left to the other readers.
     #[test]
