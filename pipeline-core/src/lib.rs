@@ -520,12 +520,7 @@ fn expand_here(
                 || {
                     codegen::rust::generate_text(&codegen::rust::Input {
                         checked: c,
-                        pipeline: &lowered.pipeline,
-                        bounds: &lowered.bounds,
-                        body: &lowered.body,
-                        schedule: &lowered.schedule,
-                        input_strides: &lowered.input_strides,
-                        lowered: &|| lowered.text(),
+                        lowered,
                         source: &source,
                         kernels: kernel_levels,
                         extra,

@@ -45,19 +45,10 @@ use scalar::{operand, sym};
 pub struct Input<'a> {
     /// The checked pipeline (signature, names).
     pub checked: &'a CheckedPipeline,
-    /// The pipeline after inlining.
-    pub pipeline: &'a Pipeline,
-    /// Bounds inference of `pipeline`.
-    pub bounds: &'a BoundsProgram,
-    /// The loop nest.
-    pub body: &'a Stmt,
-    /// `SCHEDULE` text.
-    pub schedule: &'a str,
-    /// The strides the schedule declares of each input's dimensions.
-    pub input_strides: &'a [Vec<Option<usize>>],
-    /// `LOWERED` text (asked for on another thread while the code is
-    /// written).
-    pub lowered: &'a (dyn Fn() -> &'a str + Sync),
+    /// The pipeline lowered: after inlining, its bounds, its loop nest,
+    /// its schedule's text and declared strides, and the `LOWERED` text
+    /// (printed on another thread while the code is written).
+    pub lowered: &'a crate::Lowered,
     /// The whole macro input, for the interpreter in tests.
     pub source: &'a str,
     /// The levels that get a kernel of their own.
@@ -719,22 +710,22 @@ pub(crate) fn wrap(
 /// The entry's parameters, the entry's body and the module's items of
 /// [`generate_text`].
 fn generate_parts(input: &Input) -> [Code; 3] {
-    let p = input.pipeline;
-    let b = input.bounds;
+    let l = input.lowered;
+    let (p, b) = (&l.pipeline, &l.bounds);
     let cp = input.checked;
     let name = &Code::word(cp.ident.to_string());
     // The emitter's memos key nodes by address, and the passes share
     // nodes between the copies they make (a partitioned loop's parts):
     // each place gets nodes of its own.
-    let body = input.body.clone().map_exprs(&mut Expr::unshared);
-    let (strides, lowered) = (input.input_strides, input.lowered);
+    let body = l.body.clone().map_exprs(&mut Expr::unshared);
+    let strides = &l.input_strides[..];
     // What the walk does not need, written beside it on a thread of its
     // own: the bounds program's code and the `LOWERED` text.
     let ((bounds_body, lowered), (g, entry, loops)) = crate::par::both(
         input.threads,
         move || {
             let g = Gen::new(p, b, strides);
-            (entry::bounds_body(&g), raw_string(lowered()))
+            (entry::bounds_body(&g), raw_string(l.text()))
         },
         || {
             let mut g = Gen::new(p, b, strides);
@@ -760,7 +751,7 @@ fn generate_parts(input: &Input) -> [Code; 3] {
         ..
     } = entry;
     let needs = g.needs.get();
-    let vectors = if !has_vector_loop(input.body) {
+    let vectors = if !has_vector_loop(&l.body) {
         Vectors::None
     } else if needs.narrow() {
         Vectors::UpTo256
@@ -819,7 +810,7 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     }
     let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
 
-    let schedule = input.schedule;
+    let schedule = &l.schedule;
     let source = input.source;
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
