@@ -22,7 +22,7 @@ use crate::ir::*;
 /// as [`Name`]s and spelt only for the copies made (spelling every one
 /// bound and read cost 19 M of the 100-func chain's 706 M instructions,
 /// unoptimized).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Readable {
     order: Vec<Name>,
     /// How many times each bound name is bound.
@@ -34,11 +34,6 @@ impl Readable {
     pub(super) fn push(&mut self, name: Name) {
         *self.count.get_or_insert_with(name.clone(), || 0) += 1;
         self.order.push(name);
-    }
-
-    /// The names bound, in the order they were bound.
-    pub(super) fn names(&self) -> &[Name] {
-        &self.order
     }
 
     /// How many bindings there are: a scope to return to.

@@ -23,7 +23,7 @@ use super::*;
 pub(super) struct Job<'a> {
     s: &'a Stmt,
     f: FuncId,
-    readable: Vec<Name>,
+    readable: Readable,
     origins: HashMap<FuncId, Code>,
     folds: HashMap<FuncId, Vec<Option<i64>>>,
     open: Vec<FuncId>,
@@ -49,7 +49,7 @@ impl<'a> Gen<'a> {
             jobs.push(Job {
                 s,
                 f,
-                readable: self.readable.borrow().names().to_vec(),
+                readable: self.readable.borrow().clone(),
                 origins: self.origins.borrow().clone(),
                 folds: self.folds.borrow().clone(),
                 open: self.open_stages.borrow().clone(),
@@ -135,11 +135,7 @@ impl<'a> Gen<'a> {
 
     /// A job's stage, written as the walk would have at its start.
     fn emit_job(&self, job: &Job<'a>) -> (Code, Needs) {
-        let mut readable = Readable::default();
-        for n in &job.readable {
-            readable.push(n.clone());
-        }
-        *self.readable.borrow_mut() = readable;
+        *self.readable.borrow_mut() = job.readable.clone();
         *self.origins.borrow_mut() = job.origins.clone();
         *self.folds.borrow_mut() = job.folds.clone();
         *self.open_stages.borrow_mut() = job.open.clone();
