@@ -28,24 +28,13 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::Error;
 
-/// The user's call `f(a, b)`, for diagnostics: borrowed from the parsed
-/// program and turned into tokens only for a message (inside the compiler
-/// every token made is a call across its bridge; copying each call's
-/// tokens up front was a third of the checker's time).
-#[derive(Clone, Debug)]
-struct Site<'p> {
-    /// The whole call.
-    call: &'p syn::ExprCall,
-}
-
-impl Site<'_> {
-    /// The call's coordinate argument `d`, or the whole call if it has no
-    /// such argument.
-    fn arg(&self, d: usize) -> &dyn ToTokens {
-        match self.call.args.iter().nth(d) {
-            Some(a) => a,
-            None => self.call,
-        }
+/// Coordinate argument `d` of the user's call `f(a, b)`, or the whole call
+/// if it has no such argument: where a message about that coordinate
+/// points.
+fn coordinate_tokens(call: &syn::ExprCall, d: usize) -> &dyn ToTokens {
+    match call.args.iter().nth(d) {
+        Some(a) => a,
+        None => call,
     }
 }
 
@@ -126,10 +115,14 @@ struct Ctx {
 struct Elab<'p> {
     templates: &'p [FnItem],
     pipe: Pipeline,
-    /// The user's tokens of every call, indexed by `ExprKind::Load::site`
-    /// and `Update::site` (the checker's alone: the IR holds no tokens, so
-    /// the passes after it may run on several threads).
-    sites: Vec<Site<'p>>,
+    /// The user's calls, indexed by `ExprKind::Load::site` and
+    /// `Update::site`, for messages: borrowed from the parsed program and
+    /// made tokens only for a message (inside the compiler every token
+    /// made is a call across its bridge: copying each call's tokens up
+    /// front was a third of the checker's time). The checker's alone: the
+    /// IR holds no tokens, so the passes after it may run on several
+    /// threads.
+    sites: Vec<&'p syn::ExprCall>,
     errors: Vec<Error>,
     families: Vec<HashMap<i128, FuncRef>>,
     family_names: Vec<String>,
@@ -296,7 +289,7 @@ impl<'p> Elab<'p> {
     }
 
     fn site(&mut self, call: &'p syn::ExprCall) -> usize {
-        self.sites.push(Site { call });
+        self.sites.push(call);
         self.sites.len() - 1
     }
 

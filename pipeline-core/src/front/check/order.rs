@@ -44,7 +44,7 @@ impl<'p> Elab<'p> {
                         if let Some(g) = later {
                             let (f, g) = (&p.funcs[f].name, &p.funcs[g].name);
                             return err(
-                                sites[u.site].call,
+                                sites[u.site],
                                 format!("this update of `{f}` reads `{g}`, which reads `{f}`: a func can read itself only in its own updates"),
                             );
                         }
@@ -132,9 +132,9 @@ impl<'p> Elab<'p> {
         errors.sort();
         errors.dedup();
         for (site, d) in errors {
-            let s = &self.sites[site];
+            let call = self.sites[site];
             self.errors.push(Error::new_spanned(
-                s.arg(d),
+                coordinate_tokens(call, d),
                 format!(
                     "coordinate {} ({}) is data-dependent and unbounded, so the region to compute cannot be inferred; bound it with `clamp(v, lo, hi)` or read through a boundary condition such as `.clamp_edge()`",
                     d,

@@ -775,9 +775,9 @@ impl<'p> Elab<'p> {
             }
         });
         if let Some((site, d)) = shifted {
-            let s = &self.sites[site];
+            let call = self.sites[site];
             return err(
-                s.arg(d),
+                coordinate_tokens(call, d),
                 format!(
                     "an update reads `{}` at pure variable `{}` of the left-hand side only as `{}` itself (its points are updated independently); to read other points make it a reduction variable",
                     func.name, func.vars[d], func.vars[d]
