@@ -8,9 +8,10 @@
 //! and every group is read back through its bridge: for the 100-func
 //! chain's plan (6 KB) that took 2.3 ms. Here the text is read character by
 //! character and the syn trees are built directly, with the call site's
-//! span, as the lexer gives text that is no user's tokens. Anything else (a comment, a
-//! literal with a suffix, a keyword, a name with spaces) is left to the
-//! readers of general bodies: [`body`] returns `None` and reads nothing.
+//! span, as the lexer gives text that is no user's tokens. Anything else
+//! (a comment, a literal with a suffix or leading zeros, a keyword, a name
+//! with spaces) is left to the readers of general bodies: [`body`] returns
+//! `None` and reads nothing.
 
 use proc_macro2::{Ident, Literal, Span};
 use syn::{Expr, Stmt};
@@ -88,10 +89,14 @@ impl Reader<'_> {
         Some(Ident::new(word, span()))
     }
 
-    /// A decimal integer (a suffix or a `_` after it is left unread, and
-    /// no directive's grammar takes it).
+    /// A decimal integer written as its value prints (no leading zero: the
+    /// literal would print as written); a suffix or a `_` after it is left
+    /// unread, and no directive's grammar takes it.
     fn int(&mut self) -> Option<Expr> {
         let digits = self.run(|c| c.is_ascii_digit());
+        if digits.len() > 1 && digits.starts_with('0') {
+            return None;
+        }
         let value: u64 = digits.parse().ok()?;
         Some(Expr::Lit(syn::ExprLit {
             attrs: Vec::new(),
@@ -181,7 +186,7 @@ mod tests {
             "gauss[0].compute_inline();\ngauss[1].reduce_x.compute_at(gauss[1], yo).vectorize(x, 16);",
             "blurred_value.blur_z.store_at(blurred_value, yo).compute_at(blurred_value, yi);",
             "grid.compute_root().update(0).reorder(x, rx, ry).vectorize(x, 8).parallel(y);",
-            "out.split(x, xo, xi, 8192).parallel(xo).vectorize(xi, 64);",
+            "out.split(x, xo, xi, 8192).parallel(xo).vectorize(xi, 64).update(0);",
             "  a . b ( c , 7 ) ;b.c();",
             "auto;",
             "",
@@ -259,6 +264,7 @@ mod tests {
             "f.vectorize(x, 16u32);",
             "f.split(y, yo, yi, 0x20);",
             "f.split(y, yo, yi, 1_000);",
+            "f.split(y, yo, yi, 032);",
             "f.split(y, yo, yi, 99999999999999999999999);",
             "// a comment\nf.compute_root();",
             "estimate(out, 1920, 1080);",
