@@ -8,10 +8,7 @@
 use std::cell::Cell;
 
 /// Runs `f` with at least 256 KiB of stack left, continuing on a new
-/// segment when deeply nested expressions need it. The macro runs on rustc's
-/// stack, and a proc macro built without optimization (the default in debug
-/// builds) has large frames; every recursion over expressions goes through
-/// here.
+/// segment when deeply nested expressions need it.
 ///
 /// The common case is one comparison: the stack pointer against
 /// [`STACK_FLOOR`], the address below which the current segment has less
