@@ -471,9 +471,10 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
     /// `W` elements, lane `i` at offset `offsets[i] + delta`: one tap of
     /// a group ([`View::tap_offsets`]), read by the level's gather where
     /// its lanes fill whole registers of the level
-    /// ([`crate::rt::simd::Gather::TAP_BYTES`]: 32 bytes at AVX2, 64 at
-    /// AVX-512), else (and in a view of more than `i32::MAX` elements) a
-    /// load a lane. On a Xeon (2026-11-28), gathering the bilateral grid's
+    /// ([`crate::rt::simd::Gather::tap_bytes`]: 32 bytes at AVX2, 64 at
+    /// AVX-512; none on processors where gathers do not pay,
+    /// [`crate::rt::tap_gathers`]), else (and in a view of more than
+    /// `i32::MAX` elements) a load a lane. On a Xeon (2026-11-28), gathering the bilateral grid's
     /// slice (8 taps of two grids) took the whole pipeline from 27.7-28.2
     /// to 22.8-23.2 ms at 8 lanes in an AVX2 kernel; at 16 lanes in an
     /// AVX-512 kernel it was 0.86 of the loads' time on the tuner's inputs
@@ -507,8 +508,8 @@ impl<'a, T: Element, const N: usize> View<'a, T, N> {
                 self.len
             );
         }
-        let whole =
-            I::TAP_BYTES != 0 && (W * core::mem::size_of::<T>()).is_multiple_of(I::TAP_BYTES);
+        let bytes = isa.tap_bytes();
+        let whole = bytes != 0 && (W * core::mem::size_of::<T>()).is_multiple_of(bytes);
         if !whole || self.len > i32::MAX as usize {
             // SAFETY: the caller keeps every lane inside the view.
             return core::array::from_fn(|i| unsafe {

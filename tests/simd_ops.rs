@@ -1027,6 +1027,28 @@ fn view_gathers_compute_each_lanes_offset() {
     m.assert_none();
 }
 
+/// Taps read by the levels' gathers and a load a lane (which one a
+/// processor gets is `pipeline::rt::tap_gathers`) read the same elements.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn taps_by_gathers_and_by_loads_agree() {
+    let mut m = Mismatches::default();
+    for on in [false, true] {
+        if let Some(level) = Avx2::new().map(|l| l.with_tap_gathers(on)) {
+            assert_eq!(Gather::<f32>::tap_bytes(level), if on { 32 } else { 0 });
+            at_lengths!(view_gathers::<_>(level, &mut m));
+        }
+        if let Some(level) = Avx512::new().map(|l| l.with_tap_gathers(on)) {
+            assert_eq!(Gather::<f32>::tap_bytes(level), if on { 64 } else { 0 });
+            at_lengths!(view_gathers::<_>(level, &mut m));
+        }
+        if let Some(level) = Avx512Vbmi::new().map(|l| l.with_tap_gathers(on)) {
+            at_lengths!(view_gathers::<_>(level, &mut m));
+        }
+    }
+    m.assert_none();
+}
+
 #[test]
 fn rounding_averages_do_not_wrap() {
     let mut m = Mismatches::default();

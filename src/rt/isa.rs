@@ -122,6 +122,56 @@ pub fn isa() -> Isa {
     }
 }
 
+/// Whether groups of taps ([`crate::View::tap_offsets`]) are read by the
+/// gather instructions (where a level has them and the taps fill its
+/// registers) rather than a load a lane, whose lane offsets every tap of
+/// the group shares. Gathers pay on Intel's processors and not on AMD's:
+/// the bilateral grid's slice (8 taps of two grids) took the pipeline
+/// from 27.7-28.2 to 22.8-23.2 ms at AVX2 on a Xeon (2026-11-28), and
+/// from 36.8-43.7 to 44.6-53.3 ms (medians of 10 runs, five rounds
+/// alternating, 2 threads) at AVX2 on a Zen 3 (2026-11-29), where Halide
+/// reads them a load a lane. So:
+/// gathers on `GenuineIntel` processors, loads elsewhere (Zen 4 was not
+/// measured; GCC's tuning avoids gathers on every Zen). The environment
+/// variable `PIPELINE_TAP_GATHERS` (`on` or `off`, read once) overrides
+/// it. Lookup tables ([`crate::View::gather`]) always use the gather
+/// instructions: on the same Zen 3 they were as fast as loads or faster
+/// (a `u8` table 3.0-3.3 against 3.8-4.3 ms).
+#[inline]
+pub fn tap_gathers() -> bool {
+    match TAP_GATHERS.load(Ordering::Relaxed) {
+        0 => false,
+        1 => true,
+        _ => {
+            let on = match std::env::var("PIPELINE_TAP_GATHERS").as_deref() {
+                Ok("on") => true,
+                Ok("off") => false,
+                _ => intel(),
+            };
+            TAP_GATHERS.store(on as u8, Ordering::Relaxed);
+            on
+        }
+    }
+}
+
+/// [`tap_gathers`]' answer, `UNSET` until its first call.
+static TAP_GATHERS: AtomicU8 = AtomicU8::new(UNSET);
+
+/// Whether the processor's vendor is Intel.
+fn intel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // CPUID leaf 0's vendor string, in EBX, EDX, ECX.
+        #[allow(unused_unsafe)]
+        // SAFETY: every x86-64 processor has CPUID and its leaf 0.
+        let r = unsafe { core::arch::x86_64::__cpuid(0) };
+        let word = |v: u32| v.to_le_bytes();
+        [word(r.ebx), word(r.edx), word(r.ecx)].concat() == *b"GenuineIntel"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Runs `f` with kernels called on this thread using at most level `level`.
 pub fn with_isa<R>(level: Isa, f: impl FnOnce() -> R) -> R {
     let previous = OVERRIDE.with(|o| o.replace(Some(level)));
@@ -148,6 +198,17 @@ mod tests {
             Isa::Scalar < Isa::Sse41 && Isa::Avx2 < Isa::Avx512 && Isa::Avx512 < Isa::Avx512Vbmi
         );
         assert_eq!(Isa::from_name("neon"), None);
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_vendor_is_the_one_linux_reports() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        let vendor = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("vendor_id"))
+            .map(|v| v.trim_start_matches([' ', '\t', ':']).trim());
+        assert_eq!(intel(), vendor == Some("GenuineIntel"), "{vendor:?}");
     }
 
     #[test]

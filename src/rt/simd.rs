@@ -475,8 +475,13 @@ pub trait Upsample<T: Copy + Default>: Copy {
 pub trait Gather<T: Copy + Default>: Copy {
     /// The register width, in bytes, in whose multiples
     /// [`crate::View::taps`] reads a tap by [`Gather::gather`]; a tap of
-    /// another width goes a load a lane (and every tap, where this is 0).
-    const TAP_BYTES: usize = 0;
+    /// another width goes a load a lane (and every tap, where this is 0:
+    /// at levels without gathers, and where the token says that taps are
+    /// read a load a lane, [`crate::rt::tap_gathers`]).
+    #[inline(always)]
+    fn tap_bytes(self) -> usize {
+        0
+    }
 
     /// `[p[o[0]], p[o[1]], ..., p[o[N - 1]]]`, reading nothing outside
     /// `p[..len]`.

@@ -30,30 +30,42 @@ mod regs;
 mod reverse;
 mod strided;
 mod upsample;
-use crate::rt::isa::{detected, Isa};
+use crate::rt::isa::{detected, tap_gathers, Isa};
 use crate::rt::SaturatingCast;
 use core::arch::x86_64::*;
 use core::mem::size_of;
 
 /// The SSE4.1 level (the kernels compiled with `sse4.1`).
 #[derive(Clone, Copy, Debug)]
-pub struct Sse41(());
+pub struct Sse41 {
+    /// Groups of taps read by gathers ([`crate::rt::simd::Gather::tap_bytes`]).
+    gather_taps: bool,
+}
 
 /// The AVX2 level (the kernels compiled with `avx2,fma`).
 #[derive(Clone, Copy, Debug)]
-pub struct Avx2(());
+pub struct Avx2 {
+    /// Groups of taps read by gathers ([`crate::rt::simd::Gather::tap_bytes`]).
+    gather_taps: bool,
+}
 
 /// The AVX-512 level (F and BW; the kernels compiled with
 /// `avx512f,avx512bw,avx2,fma`).
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
+pub struct Avx512 {
+    /// Groups of taps read by gathers ([`crate::rt::simd::Gather::tap_bytes`]).
+    gather_taps: bool,
+}
 
 /// The AVX-512 level with VBMI (the kernels compiled with
 /// `avx512f,avx512bw,avx512vbmi,avx2,fma`): everything of [`Avx512`], and
 /// loads of strides 3 and 4 by byte permutes across the whole register
 /// (`vpermt2b`, `vpermb`).
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512Vbmi(());
+pub struct Avx512Vbmi {
+    /// Groups of taps read by gathers ([`crate::rt::simd::Gather::tap_bytes`]).
+    gather_taps: bool,
+}
 
 /// Each x86 level's token, and its [`super::Level`]: `run` and `outline`
 /// call the closure from a function compiled with the level's features
@@ -64,7 +76,7 @@ macro_rules! token {
         impl $level {
             /// The token, if this processor has the level.
             pub fn new() -> Option<$level> {
-                (detected() >= Isa::$isa).then_some($level(()))
+                (detected() >= Isa::$isa).then(|| $level { gather_taps: tap_gathers() })
             }
 
             /// The token, without checking the processor.
@@ -74,7 +86,15 @@ macro_rules! token {
             /// The processor must have the level (the generated kernel of
             /// the level runs only where [`crate::rt::isa`] reports it).
             pub unsafe fn new_unchecked() -> $level {
-                $level(())
+                $level { gather_taps: tap_gathers() }
+            }
+
+            /// The token, reading groups of taps by gathers if `on` (where
+            /// the level has them) and a load a lane if not, whatever
+            /// [`crate::rt::tap_gathers`] says: for tests of both ways.
+            #[doc(hidden)]
+            pub fn with_tap_gathers(self, on: bool) -> $level {
+                $level { gather_taps: on }
             }
         }
 
@@ -83,9 +103,9 @@ macro_rules! token {
 
             #[inline(always)]
             fn narrow(self) -> $narrow {
-                // SAFETY: every level has the features of those below it
+                // Every level has the features of those below it
                 // (`crate::rt::isa::detected`).
-                unsafe { $narrow::new_unchecked() }
+                $narrow { gather_taps: self.gather_taps }
             }
 
             #[inline(always)]
@@ -524,7 +544,9 @@ impl Below for Avx2 {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Sse41 {
         // A processor with AVX2 has SSE4.1 (`Isa` orders the levels).
-        Sse41(())
+        Sse41 {
+            gather_taps: self.gather_taps,
+        }
     }
 }
 
@@ -533,7 +555,9 @@ impl Below for Avx512 {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Avx2 {
         // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
-        Avx2(())
+        Avx2 {
+            gather_taps: self.gather_taps,
+        }
     }
 }
 
@@ -542,7 +566,9 @@ impl Below for Avx512Vbmi {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn below(self) -> Avx2 {
         // As above: AVX-512 kernels are compiled with AVX2 and FMA too.
-        Avx2(())
+        Avx2 {
+            gather_taps: self.gather_taps,
+        }
     }
 }
 

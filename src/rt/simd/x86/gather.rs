@@ -282,7 +282,10 @@ macro_rules! gathers {
     (@lanes $level:ident; $($t:ident)*) => {$( impl Gather<$t> for $level {} )*};
     (@types $level:ident $taps:literal; $($t:ident)*) => {$(
         impl Gather<$t> for $level {
-            const TAP_BYTES: usize = $taps;
+            #[inline(always)]
+            fn tap_bytes(self) -> usize {
+                if self.gather_taps { $taps } else { 0 }
+            }
             #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn gather<const N: usize>(self, p: *const $t, len: usize, o: [i32; N]) -> [$t; N] {
                 // SAFETY: the token proves the level; the caller gives the
@@ -295,6 +298,7 @@ macro_rules! gathers {
 // Taps by gather in whole registers: in an AVX-512 kernel the bilateral
 // grid's slice ran 1.3x slower with 8-lane taps by gather than a load a
 // lane (a masked 512-bit gather of 8 lanes, slower still), and 1.2x faster
-// with 16-lane ones; at AVX2, 8 lanes 1.2x faster (Xeon, 2026-11-28).
+// with 16-lane ones; at AVX2, 8 lanes 1.2x faster (Xeon, 2026-11-28). On
+// AMD's processors taps go a load a lane (`crate::rt::tap_gathers`).
 gathers!(Avx2: 32 Avx512: 64 Avx512Vbmi: 64);
 gathers!(@lanes Sse41; u8 i8 u16 i16 u32 i32 f32 u64 i64 f64);
