@@ -130,9 +130,9 @@ pub fn isa() -> Isa {
 /// from 27.7-28.2 to 22.8-23.2 ms at AVX2 on a Xeon (2026-11-28), and
 /// from 36.8-43.7 to 44.6-53.3 ms (medians of 10 runs, five rounds
 /// alternating, 2 threads) at AVX2 on a Zen 3 (2026-11-29), where Halide
-/// reads them a load a lane. So:
-/// gathers on `GenuineIntel` processors, loads elsewhere (Zen 4 was not
-/// measured; GCC's tuning avoids gathers on every Zen). The environment
+/// reads them a load a lane. So: gathers on `GenuineIntel` processors,
+/// loads elsewhere (Zen 4 was not measured; GCC's tuning avoids gathers on
+/// every Zen). The environment
 /// variable `PIPELINE_TAP_GATHERS` (`on` or `off`, read once) overrides
 /// it. Lookup tables ([`crate::View::gather`]) always use the gather
 /// instructions: on the same Zen 3 they were as fast as loads or faster
