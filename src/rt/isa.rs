@@ -106,52 +106,57 @@ thread_local! {
 /// The level kernels run with now (see the module docs).
 #[inline]
 pub fn isa() -> Isa {
-    let mut v = CHOSEN.load(Ordering::Relaxed);
-    if v == UNSET {
+    let chosen = Isa::from_u8(once(&CHOSEN, || {
         let best = detected();
         let asked = std::env::var("PIPELINE_ISA")
             .ok()
             .and_then(|s| Isa::from_name(&s));
-        v = asked.map_or(best, |a| a.min(best)) as u8;
-        CHOSEN.store(v, Ordering::Relaxed);
-    }
-    let chosen = Isa::from_u8(v);
+        asked.map_or(best, |a| a.min(best)) as u8
+    }));
     match OVERRIDE.with(Cell::get) {
         Some(o) => o.min(chosen),
         None => chosen,
     }
 }
 
+/// `cell`'s value, set by `init` at the first call (`UNSET` before; two
+/// threads may both run `init`, which gives each the same answer).
+#[inline]
+fn once(cell: &AtomicU8, init: impl FnOnce() -> u8) -> u8 {
+    match cell.load(Ordering::Relaxed) {
+        UNSET => {
+            let v = init();
+            cell.store(v, Ordering::Relaxed);
+            v
+        }
+        v => v,
+    }
+}
+
 /// Whether groups of taps ([`crate::View::tap_offsets`]) are read by the
 /// gather instructions (where a level has them and the taps fill its
 /// registers) rather than a load a lane, whose lane offsets every tap of
-/// the group shares. Gathers pay on Intel's processors and not on AMD's:
-/// the bilateral grid's slice (8 taps of two grids) took the pipeline
-/// from 27.7-28.2 to 22.8-23.2 ms at AVX2 on a Xeon (2026-11-28), and
-/// from 36.8-43.7 to 44.6-53.3 ms (medians of 10 runs, five rounds
-/// alternating, 2 threads) at AVX2 on a Zen 3 (2026-11-29), where Halide
-/// reads them a load a lane. So: gathers on `GenuineIntel` processors,
-/// loads elsewhere (Zen 4 was not measured; GCC's tuning avoids gathers on
-/// every Zen). The environment
-/// variable `PIPELINE_TAP_GATHERS` (`on` or `off`, read once) overrides
-/// it. Lookup tables ([`crate::View::gather`]) always use the gather
-/// instructions: on the same Zen 3 they were as fast as loads or faster
-/// (a `u8` table 3.0-3.3 against 3.8-4.3 ms).
+/// the group shares. Gathers paid on a Xeon and not on a Zen 3: the
+/// bilateral grid's slice (8 taps of two grids) took the pipeline from
+/// 27.7-28.2 to 22.8-23.2 ms at AVX2 on the Xeon (2026-11-28), and from
+/// 36.8-43.7 to 44.6-53.3 ms (medians of 10 runs, five rounds
+/// alternating, 2 threads) at AVX2 on the Zen 3 (2026-11-29). So: gathers
+/// on `GenuineIntel` processors, loads elsewhere (one processor of each
+/// vendor measured; not Zen 4). The environment variable
+/// `PIPELINE_TAP_GATHERS` (`on` or `off`, read once) overrides it. Lookup
+/// tables ([`crate::View::gather`]) always use the gather instructions: on
+/// the same Zen 3 they were as fast as loads or faster (a `u8` table
+/// 3.0-3.3 against 3.8-4.3 ms).
 #[inline]
 pub fn tap_gathers() -> bool {
-    match TAP_GATHERS.load(Ordering::Relaxed) {
-        0 => false,
-        1 => true,
-        _ => {
-            let on = match std::env::var("PIPELINE_TAP_GATHERS").as_deref() {
-                Ok("on") => true,
-                Ok("off") => false,
-                _ => intel(),
-            };
-            TAP_GATHERS.store(on as u8, Ordering::Relaxed);
-            on
-        }
-    }
+    once(&TAP_GATHERS, || {
+        let on = match std::env::var("PIPELINE_TAP_GATHERS").as_deref() {
+            Ok("on") => true,
+            Ok("off") => false,
+            _ => intel(),
+        };
+        on as u8
+    }) == 1
 }
 
 /// [`tap_gathers`]' answer, `UNSET` until its first call.
@@ -165,8 +170,8 @@ fn intel() -> bool {
         #[allow(unused_unsafe)]
         // SAFETY: every x86-64 processor has CPUID and its leaf 0.
         let r = unsafe { core::arch::x86_64::__cpuid(0) };
-        let word = |v: u32| v.to_le_bytes();
-        [word(r.ebx), word(r.edx), word(r.ecx)].concat() == *b"GenuineIntel"
+        let word = |w: &[u8; 4]| u32::from_le_bytes(*w);
+        (r.ebx, r.edx, r.ecx) == (word(b"Genu"), word(b"ineI"), word(b"ntel"))
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
