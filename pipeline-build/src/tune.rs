@@ -293,7 +293,7 @@ impl Session {
         let mut expected = None;
         for line in out.lines() {
             if let Some(isa) = line.strip_prefix("isa ") {
-                self.isa = isa.to_lowercase().replace("sse41", "sse4.1");
+                self.isa = isa.to_string();
             }
             let words: Vec<&str> = line.splitn(4, ' ').collect();
             let (Some(k), Some(what)) = (
@@ -651,13 +651,16 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
             .map_err(|(line, e)| format!("{}:{line}: {e}", cache_path.display()))?,
         Err(_) => CacheFile::default(),
     };
-    let arch = std::env::consts::ARCH;
+    // The entry written is for this processor's level (lowered by
+    // PIPELINE_ISA), which the benchmarks run at and which the macro's
+    // code dispatches on.
+    let at = (std::env::consts::ARCH, pipeline::rt::isa().name());
     let machine = Machine::from_env()?;
     let mut outcomes = Vec::new();
     let mut done = Vec::new();
     for found in selected {
         let tunable = Tunable::from_source(&found.source, &found.name)?;
-        let key = tunable.key(arch);
+        let key = tunable.key(at);
         // The same algorithm in several files (an example a bench
         // includes) is one entry: tuned once.
         if done.contains(&key) {
@@ -709,7 +712,12 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
             .first()
             .cloned()
             .ok_or("the auto-scheduler's choice does not check")?;
-        let cached = file.lookup(&key).fresh.first().map(|e| e.schedule.clone());
+        let cached = file
+            .lookup(&key)
+            .fresh
+            .into_iter()
+            .find(|e| e.key.arch == key.arch && e.key.isa == key.isa)
+            .map(|e| e.schedule.clone());
         let mut first: Vec<Candidate> = seeds;
         let mut resumed = false;
         if let Some(text) = &cached {
@@ -793,10 +801,15 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
             outcome.total.as_secs_f64(),
             outcome.build.as_secs_f64()
         ));
+        if s.isa != key.isa {
+            return Err(format!(
+                "the benchmarks ran at level `{}`, and the tuner at `{}`",
+                s.isa, key.isa
+            ));
+        }
         if !opts.report {
             let entry = Entry {
                 key: key.clone(),
-                isa: s.isa.clone(),
                 schedule: best.schedule.clone(),
                 time_ns: Some(tuned_ns as u64),
                 date: Some(today()),
@@ -807,6 +820,7 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
                 !(e.key.name == key.name
                     && e.key.target == Target::Cpu
                     && e.key.arch == key.arch
+                    && e.key.isa == key.isa
                     && e.key.size == key.size
                     && e.key.layout == key.layout)
             });

@@ -44,7 +44,7 @@ fn write_crate(dir: &Path) {
     std::fs::write(
         dir.join("src/main.rs"),
         format!(
-            "use pipeline::{{pipeline, Buffer}};\npipeline! {{{PIPELINE}}}\nfn main() {{\n    let input = Buffer::<u8, 2>::from_fn([{W}, {H}], |[x, y]| ((x * 37 + y * 11) % 251) as u8);\n    let mut out = Buffer::<u8, 2>::new([{W}, {H}]);\n    blur3(&input, &mut out).unwrap();\n    let values: Vec<String> = out.as_slice().iter().map(|v| v.to_string()).collect();\n    println!(\"out {{}}\", values.join(\" \"));\n    println!(\"{{}}\", blur3::SCHEDULE);\n}}\n"
+            "use pipeline::{{pipeline, Buffer}};\npipeline! {{{PIPELINE}}}\nfn main() {{\n    let input = Buffer::<u8, 2>::from_fn([{W}, {H}], |[x, y]| ((x * 37 + y * 11) % 251) as u8);\n    let mut out = Buffer::<u8, 2>::new([{W}, {H}]);\n    blur3(&input, &mut out).unwrap();\n    let values: Vec<String> = out.as_slice().iter().map(|v| v.to_string()).collect();\n    println!(\"out {{}}\", values.join(\" \"));\n    println!(\"{{}}\", blur3::schedule());\n}}\n"
         ),
     )
     .unwrap();
@@ -88,19 +88,20 @@ fn tunes_writes_the_cache_and_the_next_build_uses_it() {
     assert_eq!(o.name, "blur3");
     assert!(o.auto_ns > 0 && o.tuned_ns > 0, "{log}");
     assert!(!log.contains("disagrees with the interpreter"), "{log}");
-    // The cache holds the winner, keyed for this architecture.
+    // The cache holds the winner, keyed for this architecture and level.
     let text = std::fs::read_to_string(dir.join("pipeline-schedules.toml")).unwrap();
     let file = pipeline_core::schedule::cache::CacheFile::parse(&text).unwrap();
     assert_eq!(file.entries.len(), 1, "{text}");
     let e = &file.entries[0];
     assert_eq!(
-        (e.key.name.as_str(), e.key.arch.as_str()),
-        ("blur3", std::env::consts::ARCH)
+        (e.key.name.as_str(), e.key.arch.as_str(), e.key.isa.as_str()),
+        ("blur3", std::env::consts::ARCH, pipeline::rt::isa().name())
     );
     assert_eq!(e.schedule, o.schedule);
     assert!(e.time_ns.is_some() && e.date.is_some(), "{text}");
 
-    // The crate's next build compiles the cached schedule.
+    // The crate's next build compiles the cached schedule, which this
+    // processor runs.
     let run = cargo(&dir, "run");
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(

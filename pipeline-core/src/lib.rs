@@ -493,24 +493,48 @@ fn expand_here(
         };
         // Each architecture with an entry gets its own copy of the
         // pipeline, every other one the auto-scheduler's: the macro runs on
-        // the host and cannot know the target (ARCHITECTURE.md, *The
-        // schedule cache*).
-        let arches: Vec<&str> = variants.cached.iter().map(|(a, _)| a.as_str()).collect();
+        // the host and cannot know the target. On x86_64 the copy holds
+        // the pipeline once per level with an entry and once (the
+        // auto-scheduler's) for the others, and dispatches on the level
+        // (ARCHITECTURE.md, *The schedule cache*).
+        let mut arches: Vec<&str> = Vec::new();
+        for (arch, _, _) in &variants.cached {
+            if !arches.contains(&arch.as_str()) {
+                arches.push(arch);
+            }
+        }
         let others =
             (!arches.is_empty()).then(|| quote::quote!(not(any(#(target_arch = #arches),*))));
-        let all = variants
-            .cached
+        // (cfg, the lowering, and the levels with one of their own.)
+        let mut all: Vec<(_, &Lowered, Vec<(&str, &Lowered)>)> = arches
             .iter()
-            .map(|(arch, l)| (Some(quote::quote!(target_arch = #arch)), l))
-            .chain([(others, &variants.fallback)]);
-        for (cfg, lowered) in all {
+            .map(|&arch| {
+                let cfg = Some(quote::quote!(target_arch = #arch));
+                let mut levels = variants
+                    .cached
+                    .iter()
+                    .filter(|(a, ..)| a == arch)
+                    .map(|(_, isa, l)| (isa.as_str(), l));
+                match arch {
+                    "x86_64" => (cfg, &variants.fallback, levels.collect()),
+                    // Elsewhere an entry is at the only level, scalar.
+                    _ => {
+                        let l = levels.next().map_or(&variants.fallback, |(_, l)| l);
+                        (cfg, l, Vec::new())
+                    }
+                }
+            })
+            .collect();
+        all.push((others, &variants.fallback, Vec::new()));
+        for (cfg, lowered, levels) in all {
             // The GPU entries call the variant's own bounds program where
-            // the GPU lowering's is the same (most pipelines).
+            // the GPU lowering's is the same (most pipelines) and there is
+            // one variant.
             let extra = match &gpu_program_of {
                 Some((l, symbol)) => codegen::rust::cuda_entry(
                     c,
                     Ok((l, symbol.as_str())),
-                    l.bounds == lowered.bounds,
+                    levels.is_empty() && l.bounds == lowered.bounds,
                 ),
                 None => extra.clone(),
             };
@@ -518,14 +542,18 @@ fn expand_here(
                 "codegen",
                 |_| String::new(),
                 || {
-                    codegen::rust::generate_text(&codegen::rust::Input {
+                    let input = codegen::rust::Input {
                         checked: c,
                         lowered,
                         source: &source,
                         kernels: kernel_levels,
                         extra,
                         threads,
-                    })
+                    };
+                    match levels.is_empty() {
+                        true => codegen::rust::generate_text(&input),
+                        false => codegen::rust::generate_levels(&input, &levels),
+                    }
                 },
             );
             // Under `cfg`: a schedule from the cache is for one
@@ -564,13 +592,13 @@ fn expand_here(
     out
 }
 
-/// A pipeline's schedules, lowered: one for each `target_arch` with a
-/// usable cache entry, and one for every other target.
+/// A pipeline's schedules, lowered: one for each `target_arch` and level
+/// with a usable cache entry, and one for every other target and level.
 pub struct Variants {
-    /// `(target_arch, lowered)` per usable cache entry.
-    pub cached: Vec<(String, Lowered)>,
-    /// The block's schedule or the auto-scheduler's, for every target
-    /// without an entry (`SCHEDULE` says why no entry serves it).
+    /// `(target_arch, level, lowered)` per usable cache entry.
+    pub cached: Vec<(String, String, Lowered)>,
+    /// The block's schedule or the auto-scheduler's, for every target and
+    /// level without an entry (`SCHEDULE` says why no entry serves it).
     pub fallback: Lowered,
 }
 
@@ -601,8 +629,13 @@ fn choose_and_lower(
 ) -> Result<Variants, syn::Error> {
     let cached = cache.map(|(file, shown)| {
         let estimates = block.map(|b| &b.estimates);
-        let key =
-            schedule::cache::key_for(invocation, &c.pipeline, estimates, &user.input_strides, "");
+        let key = schedule::cache::key_for(
+            invocation,
+            &c.pipeline,
+            estimates,
+            &user.input_strides,
+            ("", ""),
+        );
         pass(
             "cache",
             |_| String::new(),

@@ -60,11 +60,12 @@ pub fn variants_from_source(
 }
 
 /// The key of the cache entry that would serve pipeline `name` of the text
-/// of a `pipeline!` invocation on `arch` (for the tuner).
+/// of a `pipeline!` invocation on `at` (`target_arch` and level; for the
+/// tuner).
 pub fn cache_key_from_source(
     source: &str,
     name: &str,
-    arch: &str,
+    at: (&str, &str),
 ) -> Result<schedule::cache::Key, String> {
     on_big_stack(|| {
         let (tokens, checked, sched, block) = with_cpu_block(source, name)?;
@@ -74,7 +75,7 @@ pub fn cache_key_from_source(
             &checked.pipeline,
             estimates,
             &sched.input_strides,
-            arch,
+            at,
         ))
     })
 }

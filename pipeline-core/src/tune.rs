@@ -109,14 +109,15 @@ impl Tunable {
         crate::schedule_env() != Some("auto") && crate::consults_cache(self.block.as_ref())
     }
 
-    /// The key of the CPU entry that serves it on `arch`.
-    pub fn key(&self, arch: &str) -> Key {
+    /// The key of the CPU entry that serves it on `at` (`target_arch` and
+    /// level).
+    pub fn key(&self, at: (&str, &str)) -> Key {
         cache::key_for(
             &self.tokens,
             &self.checked.pipeline,
             self.block.as_ref().map(|b| &b.estimates),
             &self.user.input_strides,
-            arch,
+            at,
         )
     }
 

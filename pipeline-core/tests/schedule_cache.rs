@@ -32,6 +32,10 @@ const BLUR: &str = "
 const TUNED: &str =
     "blur_x.compute_at(out, y).vectorize(x, 16);\nout.parallel(y).vectorize(x, 16);\n";
 
+/// Another, for a second entry.
+const TILED: &str =
+    "blur_x.compute_root().parallel(y);\nout.tile(x, y, xo, yo, xi, yi, 8, 4).parallel(yo);\n";
+
 fn hash_of(source: &str, name: &str) -> u64 {
     algorithm_hash(&source.parse().unwrap(), name).unwrap()
 }
@@ -43,11 +47,14 @@ fn entry(name: &str, algorithm: u64, arch: &str, schedule: &str) -> Entry {
             target: Target::Cpu,
             algorithm,
             arch: arch.into(),
+            isa: match arch {
+                "x86_64" => "avx2".into(),
+                _ => "scalar".into(),
+            },
             size: "large".into(),
             layout: String::new(),
             space: SPACE_VERSION,
         },
-        isa: "avx2".into(),
         schedule: schedule.into(),
         time_ns: Some(1_234_000),
         date: Some("2026-11-26".into()),
@@ -146,6 +153,16 @@ fn malformed_files_are_errors_at_their_line() {
         ),
         (text.replace("isa = \"avx2\"\n", ""), header, "no `isa`"),
         (
+            text.replace("isa = \"avx2\"", "isa = \"avx3\""),
+            line_of("isa"),
+            "`avx3` is not a level of x86_64: scalar, sse4.1, avx2, avx512, avx512vbmi",
+        ),
+        (
+            text.replace("arch = \"x86_64\"", "arch = \"aarch64\""),
+            line_of("isa"),
+            "`avx2` is not a level of aarch64: scalar",
+        ),
+        (
             text.replace("arch = \"x86_64\"", "arch = \"x86-64\""),
             line_of("arch"),
             "not a `target_arch`",
@@ -175,14 +192,18 @@ fn malformed_files_are_errors_at_their_line() {
             Ok(_) => panic!("parsed:\n{bad}"),
         }
     }
-    // Another architecture or size class is another entry, not a second one.
+    // Another architecture, level or size class is another entry, not a
+    // second one.
     let mut other = good.clone();
     other.key.arch = "aarch64".into();
+    other.key.isa = "scalar".into();
     let mut small = good.clone();
     small.key.size = "out=64x64".into();
+    let mut wider = good.clone();
+    wider.key.isa = "avx512vbmi".into();
     assert!(CacheFile::parse(
         &CacheFile {
-            entries: vec![good, other, small]
+            entries: vec![good, other, small, wider]
         }
         .to_text()
     )
@@ -252,20 +273,42 @@ fn a_usable_entry_is_chosen_over_the_auto_scheduler() {
         BLUR,
         source_of(vec![entry("blur3x3", hash, "x86_64", TUNED)]),
     );
+    // x86_64's: every variant's, then avx2's and the auto-scheduler's own;
+    // then the other targets'.
     let s = schedules(&out);
-    assert_eq!(s.len(), 2, "{out}");
+    assert_eq!(s.len(), 4, "{out}");
+    let provenance = "// from pipeline-schedules.toml line 4: tuned on x86_64 (avx2), 1.234 ms, 2026-11-26, test machine";
+    let tuned = "blur_x.compute_at(out, y).vectorize(x, 16);";
+    let none = "auto-scheduler: pipeline-schedules.toml has no entry for `blur3x3` for this target_arch and level (it has x86_64 at avx2)";
+    let auto = "chosen by the auto-scheduler";
+    let (avx2, others) = s[0].split_once("// at the other levels:\n").unwrap();
     assert!(
-        s[0].contains("// from pipeline-schedules.toml line 4: tuned on x86_64 (avx2), 1.234 ms, 2026-11-26, test machine")
-            && s[0].contains("blur_x.compute_at(out, y).vectorize(x, 16);"),
+        avx2.contains("// at avx2:\nschedule blur3x3 {")
+            && avx2.contains(provenance)
+            && avx2.contains(tuned),
         "{}",
         s[0]
     );
     assert!(
-        s[1].contains("auto-scheduler: this target_arch has no entry for `blur3x3` in pipeline-schedules.toml (it has x86_64)")
-            && s[1].contains("chosen by the auto-scheduler"),
+        others.starts_with("schedule blur3x3 {") && others.contains(none) && others.contains(auto),
+        "{}",
+        s[0]
+    );
+    assert!(
+        s[1].contains(provenance) && s[1].contains(tuned),
         "{}",
         s[1]
     );
+    assert!(s[2].contains(none) && s[2].contains(auto), "{}", s[2]);
+    assert!(s[3].contains(none) && s[3].contains(auto), "{}", s[3]);
+    // The entry, `required_region` and `schedule()` dispatch on the level.
+    for dispatch in [
+        "match :: pipeline :: rt :: isa () { :: pipeline :: rt :: Isa :: Avx2 => blur3x3 :: __avx2 :: __run (input , out) , _ => blur3x3 :: __auto :: __run (input , out) , }",
+        "{ :: pipeline :: rt :: Isa :: Avx2 => __avx2 :: required_region (input , out) , _ => __auto :: required_region (input , out) , }",
+        "{ :: pipeline :: rt :: Isa :: Avx2 => __avx2 :: SCHEDULE , _ => __auto :: SCHEDULE , }",
+    ] {
+        assert!(out.contains(dispatch), "{dispatch}\n{out}");
+    }
     assert!(out.contains("# [cfg (target_arch = \"x86_64\")]"), "{out}");
     assert!(
         out.contains("# [cfg (not (any (target_arch = \"x86_64\")))]"),
@@ -276,6 +319,54 @@ fn a_usable_entry_is_chosen_over_the_auto_scheduler() {
         out.contains(":: core :: include_bytes ! (\"/crate/pipeline-schedules.toml\")"),
         "{out}"
     );
+}
+
+#[test]
+fn each_level_and_architecture_runs_its_own_entry() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let mut wide = entry("blur3x3", hash, "x86_64", TILED);
+    wide.key.isa = "avx512vbmi".into();
+    let arm = entry("blur3x3", hash, "aarch64", TILED);
+    let entries = vec![entry("blur3x3", hash, "x86_64", TUNED), wide, arm];
+    let out = expand(BLUR, source_of(entries));
+    assert!(
+        out.contains("match :: pipeline :: rt :: isa () { :: pipeline :: rt :: Isa :: Avx2 => blur3x3 :: __avx2 :: __run (input , out) , :: pipeline :: rt :: Isa :: Avx512Vbmi => blur3x3 :: __avx512vbmi :: __run (input , out) , _ => blur3x3 :: __auto :: __run (input , out) , }"),
+        "{out}"
+    );
+    // x86_64's four, aarch64's entry (its only level: no dispatch), the
+    // others'.
+    let s = schedules(&out);
+    assert_eq!(s.len(), 6, "{s:?}");
+    assert!(
+        s[0].contains("// at avx2:")
+            && s[0].contains("// at avx512vbmi:")
+            && s[0].contains("// at the other levels:"),
+        "{}",
+        s[0]
+    );
+    assert!(
+        s[2].contains("tuned on x86_64 (avx512vbmi)") && s[2].contains("out.tile("),
+        "{}",
+        s[2]
+    );
+    assert!(
+        s[4].contains("tuned on aarch64 (scalar)") && s[4].contains("out.tile("),
+        "{}",
+        s[4]
+    );
+    assert!(
+        s[5].contains("(it has x86_64 at avx2, x86_64 at avx512vbmi, aarch64 at scalar)"),
+        "{}",
+        s[5]
+    );
+    assert!(
+        out.contains("# [cfg (target_arch = \"aarch64\")]")
+            && out.contains(
+                "# [cfg (not (any (target_arch = \"x86_64\" , target_arch = \"aarch64\")))]"
+            ),
+        "{out}"
+    );
+    assert_eq!(out.matches("pub fn __run").count(), 3, "{out}");
 }
 
 #[test]
@@ -311,7 +402,7 @@ fn a_block_that_names_funcs_wins_over_an_entry() {
     sized.key.size = "out=640x480".into();
     let s = schedules(&expand(&facts, source_of(vec![sized])));
     assert!(
-        s.len() == 2 && s[0].contains("from pipeline-schedules.toml"),
+        s.len() == 4 && s[1].contains("from pipeline-schedules.toml"),
         "{s:?}"
     );
 }
@@ -325,8 +416,8 @@ fn stale_and_rejected_entries_fall_back_saying_why() {
     let s = schedules(&expand(BLUR, source_of(vec![stale, old_space])));
     assert_eq!(s.len(), 1, "{s:?}");
     assert!(
-        s[0].contains("// auto-scheduler: the x86_64 entry for `blur3x3` (pipeline-schedules.toml line 4) is stale (the algorithm's hash differs")
-            && s[0].contains("the aarch64 entry for `blur3x3` (pipeline-schedules.toml line 20) is stale (it was tuned in schedule space v2")
+        s[0].contains("// auto-scheduler: the x86_64 (avx2) entry for `blur3x3` (pipeline-schedules.toml line 4) is stale (the algorithm's hash differs")
+            && s[0].contains("the aarch64 (scalar) entry for `blur3x3` (pipeline-schedules.toml line 20) is stale (it was tuned in schedule space v2")
             && s[0].contains("// chosen by the auto-scheduler"),
         "{}",
         s[0]
@@ -398,7 +489,7 @@ fn an_entry_that_is_used_computes_what_the_interpreter_computes() {
         let cache = source_of(vec![entry("blur3x3", hash, "x86_64", text)]);
         let (p, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
         assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
-        let lowered = &variants.cached[0].1;
+        let lowered = &variants.cached[0].2;
         assert!(
             lowered.schedule.contains("from pipeline-schedules.toml"),
             "{}",
@@ -442,12 +533,12 @@ fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
     )]);
     let (_, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
     assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
-    assert_eq!(variants.cached[0].1.text(), auto.text());
+    assert_eq!(variants.cached[0].2.text(), auto.text());
 }
 
 #[test]
 fn the_key_of_a_pipeline_holds_what_its_block_declares() {
-    let key = pipeline_core::cache_key_from_source(BLUR, "blur3x3", "x86_64").unwrap();
+    let key = pipeline_core::cache_key_from_source(BLUR, "blur3x3", ("x86_64", "avx2")).unwrap();
     assert_eq!(
         (
             key.size.as_str(),
@@ -461,7 +552,8 @@ fn the_key_of_a_pipeline_holds_what_its_block_declares() {
     let declared = format!(
         "{BLUR}\nschedule blur3x3 {{ auto; estimate(input, 642, 482); estimate(out, 640, 480); input.dim(0).set_stride(2); }}"
     );
-    let key = pipeline_core::cache_key_from_source(&declared, "blur3x3", "aarch64").unwrap();
+    let key =
+        pipeline_core::cache_key_from_source(&declared, "blur3x3", ("aarch64", "scalar")).unwrap();
     assert_eq!(key.size, "input=642x482,out=640x480");
     assert_eq!(key.layout, "input.dim(0).set_stride(2)");
 }

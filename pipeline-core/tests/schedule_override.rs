@@ -28,11 +28,14 @@ fn cache() -> CacheSource {
             target: Target::Cpu,
             algorithm: hash,
             arch: std::env::consts::ARCH.into(),
+            isa: match std::env::consts::ARCH {
+                "x86_64" => "avx2".into(),
+                _ => "scalar".into(),
+            },
             size: "large".into(),
             layout: String::new(),
             space: SPACE_VERSION,
         },
-        isa: "avx2".into(),
         schedule:
             "blur_x.compute_at(out, y).vectorize(x, 16);\nout.parallel(y).vectorize(x, 16);\n"
                 .into(),

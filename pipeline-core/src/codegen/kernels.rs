@@ -36,15 +36,20 @@ use super::rust::rust_type;
 /// comma-separated; `scalar` alone for none).
 pub const KERNELS_ENV: &str = "PIPELINE_KERNELS";
 
-/// The x86-64 levels above scalar, lowest first: the name `PIPELINE_KERNELS`
-/// and `PIPELINE_ISA` use, and the `rt::simd` token and `rt::Isa` variant
-/// (the token's `Level` impl has the features its kernel is compiled with).
-const X86_LEVELS: [(&str, &str); 4] = [
+/// Every level, lowest first: the name `PIPELINE_KERNELS`, `PIPELINE_ISA`
+/// and the schedule cache use, and the `rt::Isa` variant (above scalar,
+/// also the `rt::simd` token, whose `Level` impl has the features its
+/// kernel is compiled with).
+pub(crate) const LEVELS: [(&str, &str); 5] = [
+    ("scalar", "Scalar"),
     ("sse4.1", "Sse41"),
     ("avx2", "Avx2"),
     ("avx512", "Avx512"),
     ("avx512vbmi", "Avx512Vbmi"),
 ];
+
+/// The x86-64 levels above scalar, lowest first.
+const X86_LEVELS: [(&str, &str); 4] = [LEVELS[1], LEVELS[2], LEVELS[3], LEVELS[4]];
 
 /// Which x86-64 levels may get a kernel of their own (in the order of
 /// `X86_LEVELS`), and, for `only:LEVEL`, the one level whose kernel alone
@@ -83,8 +88,7 @@ impl KernelLevels {
     /// at LEVEL runs (the tuner's benchmarks build nothing else).
     pub fn parse(text: &str) -> Result<KernelLevels, String> {
         if let Some(level) = text.trim().strip_prefix("only:") {
-            let names = ["scalar", "sse4.1", "avx2", "avx512", "avx512vbmi"];
-            let Some(l) = names.iter().position(|n| *n == level.trim()) else {
+            let Some(l) = LEVELS.iter().position(|(n, _)| *n == level.trim()) else {
                 return Err(format!(
                     "{KERNELS_ENV}={text}: `{level}` is not a level; the levels are scalar, sse4.1, avx2, avx512 and avx512vbmi"
                 ));

@@ -15,12 +15,14 @@ mod cuda_entry;
 mod entry;
 mod frag;
 mod hoist;
+mod levels;
 mod scalar;
 mod stages;
 pub(crate) mod text;
 mod vector;
 
 pub use cuda_entry::cuda_entry;
+pub use levels::generate_levels;
 
 use super::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
 use super::kernels::{kernels, KernelLevels, Vectors};
@@ -668,7 +670,34 @@ pub struct Generated {
 
 /// The code of one pipeline's entry and module (see [`Generated`]).
 pub fn generate_text(input: &Input) -> Generated {
-    let [params, body, mut items] = generate_parts(input);
+    let parts = generate_parts(input, false);
+    let Parts {
+        params,
+        body,
+        output_shape,
+        required_region,
+        schedule,
+        bounds,
+        ..
+    } = parts;
+    let lowered = raw_string(input.lowered.text());
+    let source = input.source;
+    let mut items = code! {
+        use ::core::cmp::{max as __max, min as __min};
+        #output_shape
+        #required_region
+        /// The schedule this pipeline was compiled with, in `schedule` block syntax.
+        pub const SCHEDULE: &str = #schedule;
+        /// The schedule this processor runs: [`SCHEDULE`], which is its only one.
+        pub fn schedule() -> &'static str {
+            SCHEDULE
+        }
+        /// The lowered loop nest, as readable pseudo-code.
+        pub const LOWERED: &str = #lowered;
+        #[doc(hidden)]
+        pub const __SOURCE: &str = #source;
+        #bounds
+    };
     items.push(&input.extra);
     Generated {
         params,
@@ -707,9 +736,33 @@ pub(crate) fn wrap(
     }
 }
 
-/// The entry's parameters, the entry's body and the module's items of
-/// [`generate_text`].
-fn generate_parts(input: &Input) -> [Code; 3] {
+/// One lowering's code, in the pieces the entry and its module are built
+/// from ([`generate_text`], and per level `levels::generate`).
+pub(super) struct Parts {
+    /// The entry's parameters.
+    params: Code,
+    /// Their names, in order (the arguments of a call that passes them on;
+    /// `required_region`'s parameters have the same names).
+    args: Vec<Code>,
+    /// `required_region`'s parameters.
+    region_params: Vec<Code>,
+    /// `required_region`'s result type.
+    region_ty: Code,
+    /// The entry's body.
+    body: Code,
+    /// The item `output_shape`.
+    output_shape: Code,
+    /// The item `required_region` (calling `__bounds`).
+    required_region: Code,
+    /// The schedule's text, a literal.
+    schedule: Code,
+    /// The item `__bounds`, the bounds program.
+    bounds: Code,
+}
+
+/// The pieces of `input`'s code; `nested`: for a module inside the
+/// pipeline's, whose entry body calls the `__bounds` beside it.
+fn generate_parts(input: &Input, nested: bool) -> Parts {
     let l = input.lowered;
     let (p, b) = (&l.pipeline, &l.bounds);
     let cp = input.checked;
@@ -720,12 +773,14 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     let body = l.body.clone().map_exprs(&mut Expr::unshared);
     let strides = &l.input_strides[..];
     // What the walk does not need, written beside it on a thread of its
-    // own: the bounds program's code and the `LOWERED` text.
-    let ((bounds_body, lowered), (g, entry, loops)) = crate::par::both(
+    // own: the bounds program's code and the `LOWERED` text (printed once
+    // and kept in `l`).
+    let (bounds_body, (g, entry, loops)) = crate::par::both(
         input.threads,
         move || {
             let g = Gen::new(p, b, strides);
-            (entry::bounds_body(&g), raw_string(l.text()))
+            let _ = l.text();
+            entry::bounds_body(&g)
         },
         || {
             let mut g = Gen::new(p, b, strides);
@@ -738,6 +793,7 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     );
     let Entry {
         params,
+        args,
         prologue,
         bounds_params,
         bounds_args,
@@ -810,12 +866,16 @@ fn generate_parts(input: &Input) -> [Code; 3] {
     }
     let (shape_ty, shape_val) = tuple_or_single(shape_tys, shapes);
 
-    let schedule = &l.schedule;
-    let source = input.source;
+    let schedule = Code::from_text(format!("{:?}", l.schedule));
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
     let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
-    let params = code!(#(#params),*);
-    let entry_body = code! {
+    // A nested module is hidden, and its items' documentation would link
+    // to the wrong place.
+    let (bounds_at, doc) = match nested {
+        true => (code!(self::__bounds), Code::new()),
+        false => (code!(#name::__bounds), code!(#[doc = #doc_region])),
+    };
+    let body = code! {
         // Short names for what the loop nests use most.
         use ::core::cmp::{max as __max, min as __min};
         use ::pipeline::rt::simd as __simd;
@@ -825,40 +885,40 @@ fn generate_parts(input: &Input) -> [Code; 3] {
         if true #(&& #empty_checks)* {
             return ::core::result::Result::Ok(());
         }
-        let __s: [i64; #nsyms] = #name::__bounds(#(#bounds_args),*);
+        let __s: [i64; #nsyms] = #bounds_at(#(#bounds_args),*);
         #(#checks)*
         #body
     };
-    let items = code! {
-            use ::core::cmp::{max as __max, min as __min};
-
+    Parts {
+        params: code!(#(#params),*),
+        args,
+        body,
+        output_shape: code! {
             #[doc = #doc_shape]
             pub fn output_shape(#(#shape_params),*) -> #shape_ty {
                 #(#shape_locals)*
                 #shape_val
             }
-
-            #[doc = #doc_region]
+        },
+        required_region: code! {
+            #doc
             pub fn required_region(#(#region_params),*) -> #region_ty {
                 let __s: [i64; #nsyms] = __bounds(#(#region_args),*);
                 #region_val
             }
-
-            /// The schedule this pipeline was compiled with, in `schedule` block syntax.
-            pub const SCHEDULE: &str = #schedule;
-            /// The lowered loop nest, as readable pseudo-code.
-            pub const LOWERED: &str = #lowered;
-            #[doc(hidden)]
-            pub const __SOURCE: &str = #source;
-
+        },
+        region_params,
+        region_ty,
+        schedule,
+        bounds: code! {
             #[doc(hidden)]
             pub fn __bounds(#(#bounds_params),*) -> [i64; #nsyms] {
                 let mut __s = [0i64; #nsyms];
                 #(#bounds_body)*
                 __s
             }
-    };
-    [params, entry_body, items]
+        },
+    }
 }
 
 /// Whether a loop of `s` is vectorized.

@@ -9,6 +9,9 @@ use super::*;
 pub(super) struct Entry {
     /// The entry's parameters.
     pub params: Vec<Code>,
+    /// The names of `params` (and of `region_params`, in the same order),
+    /// for a call that passes the arguments on.
+    pub args: Vec<Code>,
     /// Views of the arguments, with their coordinates checked.
     pub prologue: Vec<Code>,
     /// The same with `pipeline::cuda::DeviceBuffer`s for the images.
@@ -36,6 +39,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
     let (p, b) = (g.p, g.b);
     // Parameters of the entry, in declaration order, then the outputs.
     let mut params = Vec::new();
+    let mut args = Vec::new();
     let mut prologue = Vec::new();
     let mut device_params = Vec::new();
     let mut device_prologue = Vec::new();
@@ -57,6 +61,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
                 ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
             };
             params.push(code!(#user: &impl ::pipeline::AsView<#ty, #n>));
+            args.push(user.clone());
             prologue.push(code! {
                 let #v: ::pipeline::View<'_, #ty, #n> = ::pipeline::AsView::as_view(#user);
                 #coords
@@ -79,6 +84,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
             let ty = rust_type(par.ty);
             let v = ident(names::param(i));
             params.push(code!(#user: #ty));
+            args.push(user.clone());
             prologue.push(code!(let #v: #ty = #user;));
             device_params.push(code!(#user: #ty));
             device_prologue.push(code!(let #v: #ty = #user;));
@@ -109,6 +115,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
             ::pipeline::rt::check_coords(#label, #v.origin(), ::pipeline::rt::region_max(#v.origin(), #v.shape()))?;
         };
         params.push(code!(#user: &mut impl ::pipeline::AsViewMut<#ty, #n>));
+        args.push(user.clone());
         prologue.push(code! {
             let mut #v: ::pipeline::ViewMut<'_, #ty, #n> = ::pipeline::AsViewMut::as_view_mut(#user);
             #coords
@@ -172,6 +179,7 @@ pub(super) fn entry(g: &Gen, cp: &CheckedPipeline, input_strides: &[Vec<Option<u
 
     Entry {
         params,
+        args,
         prologue,
         device_params,
         device_prologue,

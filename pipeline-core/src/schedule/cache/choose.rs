@@ -5,7 +5,7 @@
 //! size class of the key) and before code generation.
 //!
 //! ```text
-//! blur, x86_64 entry "blur_x.compute_at(out, y); .."  ->  used: [(x86_64, Lowered)]
+//! blur, x86_64 avx2 entry "blur_x.compute_at(out, y); .."  ->  used: [(x86_64, avx2, Lowered)]
 //! blur, stale aarch64 entry                           ->  notes: ["cache entry .. is stale: .."]
 //! ```
 
@@ -16,15 +16,17 @@ use crate::Lowered;
 
 /// What the cache offers a pipeline.
 pub(crate) struct Cached {
-    /// The entries that checked and lowered: at most one per `target_arch`.
-    pub used: Vec<(String, Lowered)>,
+    /// The entries that checked and lowered, with their `target_arch` and
+    /// level: at most one per `target_arch` and level.
+    pub used: Vec<(String, String, Lowered)>,
     /// Why the auto-scheduler chooses where no entry is used, one line
     /// each, for `SCHEDULE`.
     pub notes: Vec<String>,
 }
 
-/// The entries of `file` (shown as `shown`) that serve `key` (whose arch is
-/// not compared); `user` holds what the pipeline's block declares.
+/// The entries of `file` (shown as `shown`) that serve `key` (whose arch and
+/// level are not compared); `user` holds what the pipeline's block
+/// declares.
 pub(crate) fn cached(
     c: &CheckedPipeline,
     user: &Schedule,
@@ -38,8 +40,8 @@ pub(crate) fn cached(
     let mut used = Vec::new();
     let entry_name = |e: &Entry| {
         format!(
-            "the {} entry for `{name}` ({shown} line {})",
-            e.key.arch, e.line
+            "the {} ({}) entry for `{name}` ({shown} line {})",
+            e.key.arch, e.key.isa, e.line
         )
     };
     for (e, why) in &found.stale {
@@ -50,7 +52,7 @@ pub(crate) fn cached(
     }
     for e in &found.fresh {
         match lowered(c, user, e, shown) {
-            Ok(l) => used.push((e.key.arch.clone(), l)),
+            Ok(l) => used.push((e.key.arch.clone(), e.key.isa.clone(), l)),
             Err(why) => notes.push(format!(
                 "auto-scheduler: {} is rejected: {why}",
                 entry_name(e)
@@ -89,10 +91,10 @@ pub(crate) fn cached(
         });
     }
     if !used.is_empty() {
-        let arches: Vec<&str> = used.iter().map(|(a, _)| a.as_str()).collect();
+        let serve: Vec<String> = used.iter().map(|(a, i, _)| format!("{a} at {i}")).collect();
         notes.push(format!(
-            "auto-scheduler: this target_arch has no entry for `{name}` in {shown} (it has {})",
-            arches.join(", ")
+            "auto-scheduler: {shown} has no entry for `{name}` for this target_arch and level (it has {})",
+            serve.join(", ")
         ));
     }
     Cached { used, notes }

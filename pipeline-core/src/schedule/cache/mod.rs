@@ -5,8 +5,9 @@
 //! tuner writes it with [`CacheFile::to_text`].
 //!
 //! One `[[pipeline]]` entry per key: the pipeline's name, the hash of its
-//! algorithm, the architecture, the size class, the input layout the block
-//! declares, the version of the schedule space, and CPU or GPU. The value is
+//! algorithm, the architecture and the instruction-set level it was tuned
+//! at, the size class, the input layout the block declares, the version of
+//! the schedule space, and CPU or GPU. The value is
 //! the body of a `schedule` block, as `NAME::SCHEDULE` prints it, plus what
 //! was measured:
 //!
@@ -30,7 +31,11 @@
 //!
 //! An entry is only a proposal: the macro checks its schedule exactly like a
 //! user's block and falls back to the auto-scheduler, saying why in
-//! `SCHEDULE`, when it does not check or lower.
+//! `SCHEDULE`, when it does not check or lower. An entry serves only
+//! processors at its level (`pipeline::rt::isa()`, exactly): a schedule
+//! tuned on one processor can be slower than the auto-scheduler's on
+//! another, so the others run the auto-scheduler's (ARCHITECTURE.md, *The
+//! schedule cache*).
 
 pub(crate) mod choose;
 mod toml;
@@ -86,6 +91,10 @@ pub struct Key {
     pub algorithm: u64,
     /// The `target_arch` it was tuned on (`x86_64`, `aarch64`).
     pub arch: String,
+    /// The instruction-set level it was tuned at (`pipeline::rt::isa()`
+    /// there: `avx2`, `avx512vbmi`; `scalar` off x86_64): it serves
+    /// processors at that level only.
+    pub isa: String,
     /// [`size_class`]: `large`, or the estimated extents.
     pub size: String,
     /// [`layout`]: the input strides the block declares, or empty.
@@ -99,10 +108,6 @@ pub struct Key {
 pub struct Entry {
     /// What it must match.
     pub key: Key,
-    /// The instruction-set level of the processor it was timed on
-    /// (`avx2`, `avx512`). Informational: kernels still dispatch on the
-    /// processor they run on.
-    pub isa: String,
     /// The body of a `schedule` block.
     pub schedule: String,
     /// Its measured time in nanoseconds (informational).
@@ -119,7 +124,7 @@ pub struct Entry {
 /// The entries of a cache file, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CacheFile {
-    /// One per key (name, target, arch, size class, layout).
+    /// One per key (name, target, arch, level, size class, layout).
     pub entries: Vec<Entry>,
 }
 
@@ -150,10 +155,11 @@ impl CacheFile {
                 return Err((
                     table.line,
                     format!(
-                        "a second entry for `{}` ({}, {}, size {}{}): line {} has the first, and the cache keeps one",
+                        "a second entry for `{}` ({}, {} at {}, size {}{}): line {} has the first, and the cache keeps one",
                         entry.key.name,
                         entry.key.target.as_str(),
                         entry.key.arch,
+                        entry.key.isa,
                         entry.key.size,
                         if entry.key.layout.is_empty() { String::new() } else { format!(", layout {}", entry.key.layout) },
                         first.line
@@ -178,7 +184,7 @@ impl CacheFile {
             let _ = writeln!(s, "target = {}", toml::basic(k.target.as_str()));
             let _ = writeln!(s, "algorithm = \"{:016x}\"", k.algorithm);
             let _ = writeln!(s, "arch = {}", toml::basic(&k.arch));
-            let _ = writeln!(s, "isa = {}", toml::basic(&e.isa));
+            let _ = writeln!(s, "isa = {}", toml::basic(&k.isa));
             let _ = writeln!(s, "size = {}", toml::basic(&k.size));
             if !k.layout.is_empty() {
                 let _ = writeln!(s, "layout = {}", toml::basic(&k.layout));
@@ -198,8 +204,9 @@ impl CacheFile {
         s
     }
 
-    /// The entries that could serve `key` on some architecture, sorted
-    /// into usable and stale; `key.arch` is not compared.
+    /// The entries that could serve `key` on some architecture and level,
+    /// sorted into usable and stale; `key.arch` and `key.isa` are not
+    /// compared.
     pub fn lookup(&self, key: &Key) -> Lookup<'_> {
         let mut found = Lookup::default();
         for e in self
@@ -233,8 +240,8 @@ impl CacheFile {
 /// What [`CacheFile::lookup`] found for a pipeline.
 #[derive(Debug, Default)]
 pub struct Lookup<'a> {
-    /// Entries matching the whole key but the architecture (at most one
-    /// per architecture).
+    /// Entries matching the whole key but the architecture and level (at
+    /// most one per architecture and level).
     pub fresh: Vec<&'a Entry>,
     /// Entries that would match but were tuned for another algorithm or
     /// schedule space, with why.
@@ -249,7 +256,7 @@ impl Entry {
     pub fn provenance(&self, file: &str) -> String {
         let mut s = format!(
             "from {file} line {}: tuned on {} ({})",
-            self.line, self.key.arch, self.isa
+            self.line, self.key.arch, self.key.isa
         );
         if let Some(t) = self.time_ns {
             let _ = write!(s, ", {:.3} ms", t as f64 / 1e6);
@@ -269,6 +276,7 @@ fn same_slot(a: &Key, b: &Key) -> bool {
     a.name == b.name
         && a.target == b.target
         && a.arch == b.arch
+        && a.isa == b.isa
         && a.size == b.size
         && a.layout == b.layout
 }
@@ -352,6 +360,20 @@ fn entry(table: &toml::Table) -> Result<Entry, (usize, String)> {
             format!("`{arch}` is not a `target_arch` (e.g. \"x86_64\", \"aarch64\")"),
         ));
     }
+    let isa = required("isa")?;
+    // A CPU entry's level is one the kernels dispatch on: x86_64's, or
+    // scalar (the only level elsewhere).
+    let levels: Vec<&str> = crate::codegen::kernels::LEVELS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|&n| arch == "x86_64" || n == "scalar")
+        .collect();
+    if target == Target::Cpu && !levels.contains(&isa.as_str()) {
+        return Err((
+            line_of("isa"),
+            format!("`{isa}` is not a level of {arch}: {}", levels.join(", ")),
+        ));
+    }
     let space = integer("space", u32::MAX as u64)?.ok_or_else(|| missing("space"))? as u32;
     Ok(Entry {
         key: Key {
@@ -359,11 +381,11 @@ fn entry(table: &toml::Table) -> Result<Entry, (usize, String)> {
             target,
             algorithm,
             arch,
+            isa,
             size: required("size")?,
             layout: string("layout")?.unwrap_or_default(),
             space,
         },
-        isa: required("isa")?,
         schedule: required("schedule")?,
         time_ns: integer("time_ns", i64::MAX as u64)?,
         date: string("date")?,
@@ -540,20 +562,22 @@ pub fn layout(p: &Pipeline, strides: &[Vec<Option<usize>>]) -> String {
 }
 
 /// The key of the CPU entry that serves `pipeline` (checked from
-/// `invocation`, the tokens of its `pipeline!` invocation) on `arch`, given
-/// what its block, if any, declares: estimates and input strides.
+/// `invocation`, the tokens of its `pipeline!` invocation) on `arch` at
+/// level `isa`, given what its block, if any, declares: estimates and input
+/// strides.
 pub fn key_for(
     invocation: &TokenStream,
     pipeline: &Pipeline,
     estimates: Option<&Estimates>,
     strides: &[Vec<Option<usize>>],
-    arch: &str,
+    (arch, isa): (&str, &str),
 ) -> Key {
     Key {
         name: pipeline.name.clone(),
         target: Target::Cpu,
         algorithm: algorithm_hash(invocation, &pipeline.name).unwrap_or(0),
         arch: arch.into(),
+        isa: isa.into(),
         size: size_class(pipeline, estimates),
         layout: layout(pipeline, strides),
         space: SPACE_VERSION,
