@@ -82,6 +82,7 @@ Both sides use the same number of threads: every core this process may run on
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -1121,6 +1122,14 @@ def main():
             f"Tuned: ours built with PIPELINE_SCHEDULE=tuned and {TUNED_CACHE.relative_to(ROOT)} (what cargo pipeline tune "
             f"found), beside ours auto and Halide's hand schedules; the same {rounds} rounds, medians over rounds, ms; "
             f"ratios are medians of per-round ratios."
+        )
+        # An entry serves processors at its level only: say which level ran.
+        entry_levels = sorted(set(re.findall(r'^isa = "([^"]+)"', TUNED_CACHE.read_text(), re.M)))
+        running = os.environ.get("PIPELINE_ISA") or machine.get("levels", ["?"])[-1]
+        print(
+            f"The entries are for level(s) {', '.join(entry_levels) or 'none'}; the runs here are at {running}"
+            + ("" if running in entry_levels else ": no entry serves it, so tuned runs the auto-scheduler's schedules")
+            + "."
         )
         print()
         print("| algorithm | ours tuned | ours auto | ours hand | Halide hand | tuned/auto | tuned/Halide hand | fastest: tuned/Halide hand | outputs |")
