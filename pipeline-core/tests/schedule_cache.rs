@@ -367,6 +367,36 @@ fn each_level_and_architecture_runs_its_own_entry() {
         "{out}"
     );
     assert_eq!(out.matches("pub fn __run").count(), 3, "{out}");
+    // A level's variant has the one kernel that level runs; the
+    // auto-scheduler's, every kernel.
+    let module = |m: &str| {
+        let from = out.find(&format!("pub mod {m} ")).unwrap();
+        let to = out[from + 8..]
+            .find("pub mod ")
+            .map_or(out.len(), |t| from + 8 + t);
+        &out[from..to]
+    };
+    let kernel = |token: &str| {
+        format!("__kernel (unsafe {{ :: pipeline :: rt :: simd :: {token} :: new_unchecked () }}")
+    };
+    let scalar = "__kernel (:: pipeline :: rt :: simd :: Scalar ,";
+    let avx2 = module("__avx2");
+    assert!(
+        avx2.contains(&kernel("Avx2"))
+            && !avx2.contains(&kernel("Avx512"))
+            && !avx2.contains(scalar),
+        "{avx2}"
+    );
+    let vbmi = module("__avx512vbmi");
+    assert!(
+        !vbmi.contains(&kernel("Avx2")) && !vbmi.contains(scalar),
+        "{vbmi}"
+    );
+    let auto = module("__auto");
+    assert!(
+        auto.contains(&kernel("Avx2")) && auto.contains(scalar),
+        "{auto}"
+    );
 }
 
 #[test]

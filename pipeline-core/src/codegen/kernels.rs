@@ -116,6 +116,18 @@ impl KernelLevels {
     }
 }
 
+impl KernelLevels {
+    /// Of these kernels, only the one a processor at `level` (a name of
+    /// [`LEVELS`]) runs: for code that runs at that level alone (a cache
+    /// entry's variant, `codegen::rust::generate_levels`).
+    pub fn only_at(self, level: &str) -> KernelLevels {
+        KernelLevels {
+            only: LEVELS.iter().position(|(n, _)| *n == level).or(self.only),
+            ..self
+        }
+    }
+}
+
 /// What a pipeline's loop nests need of the levels.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Vectors {

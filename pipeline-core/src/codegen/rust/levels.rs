@@ -19,23 +19,27 @@ use crate::codegen::kernels::LEVELS;
 pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Generated {
     let cp = input.checked;
     let name = Code::word(cp.ident.to_string());
-    // The variants, each with its module's name and the `rt::Isa` it
-    // serves (`None`: the others).
-    let mut variants: Vec<(Code, Option<Code>, &crate::Lowered)> = Vec::new();
+    // The variants, each with its module's name, the `rt::Isa` it serves
+    // (`None`: the others) and its kernels: a level's variant runs at that
+    // level only, so it has the one kernel the level runs (ARCHITECTURE.md,
+    // *The schedule cache*: what an entry adds to a build).
+    let mut variants: Vec<(Code, Option<Code>, &crate::Lowered, KernelLevels)> = Vec::new();
     for &(level, l) in levels {
         let variant = LEVELS.iter().find(|(n, _)| *n == level).map(|(_, v)| *v);
         // (The cache's parser admits only these names.)
         if let Some(v) = variant {
             let module = word!("__{}", level.replace('.', "_"));
-            variants.push((module, Some(word!("::pipeline::rt::Isa::{v}")), l));
+            let isa = Some(word!("::pipeline::rt::Isa::{v}"));
+            variants.push((module, isa, l, input.kernels.only_at(level)));
         }
     }
-    variants.push((Code::word("__auto"), None, input.lowered));
+    variants.push((Code::word("__auto"), None, input.lowered, input.kernels));
     let parts: Vec<Parts> = variants
         .iter()
-        .map(|&(_, _, lowered)| {
+        .map(|&(_, _, lowered, kernels)| {
             let one = Input {
                 lowered,
+                kernels,
                 extra: Code::new(),
                 ..*input
             };
@@ -45,7 +49,7 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
 
     // A `match` on the level whose arms are `then(module)`.
     let dispatch = |then: &dyn Fn(&Code) -> Code| -> Code {
-        let arms = variants.iter().map(|(module, isa, _)| {
+        let arms = variants.iter().map(|(module, isa, ..)| {
             let call = then(module);
             match isa {
                 Some(isa) => code!(#isa => #call,),
