@@ -368,11 +368,15 @@ fn each_level_and_architecture_runs_its_own_entry() {
     );
     assert_eq!(out.matches("pub fn __run").count(), 3, "{out}");
     // A level's variant has the one kernel that level runs; the
-    // auto-scheduler's, every kernel.
+    // auto-scheduler's, those the other levels run (the AVX2 kernel serves
+    // only AVX2 where an AVX-512 one serves the levels above it).
     let module = |m: &str| {
         let from = out.find(&format!("pub mod {m} ")).unwrap();
-        let to = out[from + 8..]
-            .find("pub mod ")
+        let rest = &out[from + 8..];
+        let to = [rest.find("pub mod "), rest.find("# [cfg (not")]
+            .into_iter()
+            .flatten()
+            .min()
             .map_or(out.len(), |t| from + 8 + t);
         &out[from..to]
     };
@@ -394,8 +398,16 @@ fn each_level_and_architecture_runs_its_own_entry() {
     );
     let auto = module("__auto");
     assert!(
-        auto.contains(&kernel("Avx2")) && auto.contains(scalar),
+        auto.contains(&kernel("Avx512"))
+            && auto.contains(scalar)
+            && !auto.contains(&kernel("Avx2")),
         "{auto}"
+    );
+    // Without entries, every kernel.
+    let alone = expand(BLUR, source_of(Vec::new()));
+    assert!(
+        alone.contains(&kernel("Avx2")) && alone.contains(&kernel("Avx512")),
+        "{alone}"
     );
 }
 

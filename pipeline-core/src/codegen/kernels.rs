@@ -53,11 +53,14 @@ const X86_LEVELS: [(&str, &str); 4] = [LEVELS[1], LEVELS[2], LEVELS[3], LEVELS[4
 
 /// Which x86-64 levels may get a kernel of their own (in the order of
 /// `X86_LEVELS`), and, for `only:LEVEL`, the one level whose kernel alone
-/// is built (0 scalar, then `X86_LEVELS`' order plus one).
+/// is built (0 scalar, then `X86_LEVELS`' order plus one); `elsewhere`:
+/// the levels (in `LEVELS`' order) whose calls never reach this code
+/// (another variant serves them), whose kernels are left out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelLevels {
     on: [bool; 4],
     only: Option<usize>,
+    elsewhere: [bool; 5],
 }
 
 impl Default for KernelLevels {
@@ -70,6 +73,7 @@ impl Default for KernelLevels {
         KernelLevels {
             on: [false, true, true, true],
             only: None,
+            elsewhere: [false; 5],
         }
     }
 }
@@ -112,7 +116,10 @@ impl KernelLevels {
                 }
             }
         }
-        Ok(KernelLevels { on, only: None })
+        Ok(KernelLevels {
+            on,
+            ..KernelLevels::default()
+        })
     }
 }
 
@@ -125,6 +132,17 @@ impl KernelLevels {
             only: LEVELS.iter().position(|(n, _)| *n == level).or(self.only),
             ..self
         }
+    }
+
+    /// These kernels but for those that only `levels` (names of
+    /// [`LEVELS`]) would run, where calls at `levels` go elsewhere (the
+    /// auto-scheduler's variant beside cache entries' for those levels).
+    pub fn except_at(self, levels: &[&str]) -> KernelLevels {
+        let mut elsewhere = self.elsewhere;
+        for (e, (n, _)) in elsewhere.iter_mut().zip(LEVELS) {
+            *e |= levels.contains(&n);
+        }
+        KernelLevels { elsewhere, ..self }
     }
 }
 
@@ -234,10 +252,24 @@ pub fn kernels(
             };
         }
     }
+    // A kernel whose levels (its own, up to the next kernel's) are all
+    // served elsewhere is never called.
+    let served = |k: usize, own: &[usize]| {
+        let next = own
+            .iter()
+            .find(|&&n| n > k)
+            .map_or(X86_LEVELS.len(), |&n| n);
+        (k..next).any(|l| !levels.elsewhere[l + 1])
+    };
+    let all = own.clone();
+    own.retain(|&k| served(k, &all));
     // Each level runs the highest kernel at or below it; below the lowest,
     // the scalar one (the `_` arm).
     let mut arms = Vec::new();
     for (level, (_, variant)) in X86_LEVELS.iter().enumerate() {
+        if levels.elsewhere[level + 1] {
+            continue;
+        }
         if let Some(&k) = own.iter().rev().find(|&&k| k <= level) {
             let (token, variant) = (Code::word(X86_LEVELS[k].1), Code::word(*variant));
             // SAFETY: `isa()` reports only levels the processor supports, and
@@ -324,14 +356,14 @@ mod tests {
             KernelLevels::parse("scalar"),
             Ok(KernelLevels {
                 on: [false; 4],
-                only: None
+                ..KernelLevels::default()
             })
         );
         assert_eq!(
             KernelLevels::parse(" sse4.1 , avx2,avx512,avx512vbmi "),
             Ok(KernelLevels {
                 on: [true; 4],
-                only: None
+                ..KernelLevels::default()
             })
         );
         let e = KernelLevels::parse("avx2,neon").unwrap_err();

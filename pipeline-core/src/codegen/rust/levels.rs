@@ -33,7 +33,11 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
             variants.push((module, isa, l, input.kernels.only_at(level)));
         }
     }
-    variants.push((Code::word("__auto"), None, input.lowered, input.kernels));
+    // The auto-scheduler's serves the other levels: the kernels only
+    // those with entries would run are left out.
+    let names: Vec<&str> = levels.iter().map(|(l, _)| *l).collect();
+    let others = input.kernels.except_at(&names);
+    variants.push((Code::word("__auto"), None, input.lowered, others));
     let parts: Vec<Parts> = variants
         .iter()
         .map(|&(_, _, lowered, kernels)| {
