@@ -677,10 +677,11 @@ pub fn generate_text(input: &Input) -> Generated {
         output_shape,
         required_region,
         schedule,
+        lowered,
         bounds,
         ..
     } = parts;
-    let lowered = raw_string(input.lowered.text());
+    let lowered = lowered.unwrap_or_else(|| raw_string(input.lowered.text()));
     let source = input.source;
     let mut items = code! {
         use ::core::cmp::{max as __max, min as __min};
@@ -737,7 +738,7 @@ pub(crate) fn wrap(
 }
 
 /// One lowering's code, in the pieces the entry and its module are built
-/// from ([`generate_text`], and per level `levels::generate`).
+/// from ([`generate_text`], and per level [`generate_levels`]).
 pub(super) struct Parts {
     /// The entry's parameters.
     params: Code,
@@ -756,6 +757,8 @@ pub(super) struct Parts {
     required_region: Code,
     /// The schedule's text, a literal.
     schedule: Code,
+    /// The `LOWERED` text, a literal (not for a nested module).
+    lowered: Option<Code>,
     /// The item `__bounds`, the bounds program.
     bounds: Code,
 }
@@ -774,13 +777,14 @@ fn generate_parts(input: &Input, nested: bool) -> Parts {
     let strides = &l.input_strides[..];
     // What the walk does not need, written beside it on a thread of its
     // own: the bounds program's code and the `LOWERED` text (printed once
-    // and kept in `l`).
-    let (bounds_body, (g, entry, loops)) = crate::par::both(
+    // and kept in `l`; a literal unless nested, where the module's
+    // `LOWERED` joins every variant's).
+    let ((bounds_body, lowered), (g, entry, loops)) = crate::par::both(
         input.threads,
         move || {
             let g = Gen::new(p, b, strides);
-            let _ = l.text();
-            entry::bounds_body(&g)
+            let text = l.text();
+            (entry::bounds_body(&g), (!nested).then(|| raw_string(text)))
         },
         || {
             let mut g = Gen::new(p, b, strides);
@@ -910,6 +914,7 @@ fn generate_parts(input: &Input, nested: bool) -> Parts {
         region_params,
         region_ty,
         schedule,
+        lowered,
         bounds: code! {
             #[doc(hidden)]
             pub fn __bounds(#(#bounds_params),*) -> [i64; #nsyms] {
