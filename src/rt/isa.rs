@@ -6,7 +6,10 @@
 //! the environment variable `PIPELINE_ISA` (`scalar`, `sse4.1`, `avx2`,
 //! `avx512`, `avx512vbmi`; read once) and, on the calling thread, by [`with_isa`] (for tests
 //! and benchmarks that cover every level). A level above what the processor
-//! supports is never used.
+//! supports is never used. A pipeline with tuned cache entries for some
+//! levels asks it too, at each call, which schedule to run: its entry for
+//! the level, or the auto-scheduler's (`pipeline::guide::scheduling`,
+//! *Tuned schedules*).
 //!
 //! ```text
 //! PIPELINE_ISA=sse4.1 cargo bench   // every pipeline runs its SSE4.1 kernel
