@@ -121,9 +121,7 @@ impl KernelLevels {
             ..KernelLevels::default()
         })
     }
-}
 
-impl KernelLevels {
     /// Of these kernels, only the one a processor at `level` (a name of
     /// [`LEVELS`]) runs: for code that runs at that level alone (a cache
     /// entry's variant, `codegen::rust::generate_levels`).
@@ -254,15 +252,14 @@ pub fn kernels(
     }
     // A kernel whose levels (its own, up to the next kernel's) are all
     // served elsewhere is never called.
-    let served = |k: usize, own: &[usize]| {
-        let next = own
+    let all = own.clone();
+    own.retain(|&k| {
+        let next = all
             .iter()
             .find(|&&n| n > k)
             .map_or(X86_LEVELS.len(), |&n| n);
         (k..next).any(|l| !levels.elsewhere[l + 1])
-    };
-    let all = own.clone();
-    own.retain(|&k| served(k, &all));
+    });
     // Each level runs the highest kernel at or below it; below the lowest,
     // the scalar one (the `_` arm).
     let mut arms = Vec::new();

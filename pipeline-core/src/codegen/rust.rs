@@ -681,7 +681,6 @@ pub fn generate_text(input: &Input) -> Generated {
         bounds,
         ..
     } = parts;
-    let lowered = lowered.unwrap_or_else(|| raw_string(input.lowered.text()));
     let source = input.source;
     let mut items = code! {
         use ::core::cmp::{max as __max, min as __min};
@@ -757,8 +756,9 @@ pub(super) struct Parts {
     required_region: Code,
     /// The schedule's text, a literal.
     schedule: Code,
-    /// The `LOWERED` text, a literal (not for a nested module).
-    lowered: Option<Code>,
+    /// The `LOWERED` text, a literal (empty for a nested module, whose
+    /// pipeline's `LOWERED` joins every variant's).
+    lowered: Code,
     /// The item `__bounds`, the bounds program.
     bounds: Code,
 }
@@ -784,7 +784,12 @@ fn generate_parts(input: &Input, nested: bool) -> Parts {
         move || {
             let g = Gen::new(p, b, strides);
             let text = l.text();
-            (entry::bounds_body(&g), (!nested).then(|| raw_string(text)))
+            let literal = if nested {
+                Code::new()
+            } else {
+                raw_string(text)
+            };
+            (entry::bounds_body(&g), literal)
         },
         || {
             let mut g = Gen::new(p, b, strides);
@@ -872,7 +877,7 @@ fn generate_parts(input: &Input, nested: bool) -> Parts {
 
     let schedule = Code::from_text(format!("{:?}", l.schedule));
     let doc_shape = format!("The natural output size of [`{name}`](fn@super::{name}) for the given input sizes (the rules: *Sizes* in `pipeline::guide::language`).");
-    let doc_region = format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).");
+    let doc_region = region_doc(&cp.ident.to_string());
     // A nested module is hidden, and its items' documentation would link
     // to the wrong place.
     let (bounds_at, doc) = match nested {
@@ -924,6 +929,11 @@ fn generate_parts(input: &Input, nested: bool) -> Parts {
             }
         },
     }
+}
+
+/// The documentation of `required_region` in pipeline `name`'s module.
+pub(super) fn region_doc(name: &str) -> String {
+    format!("The region of each input that [`{name}`](fn@super::{name}) reads to compute the given output region(s).")
 }
 
 /// Whether a loop of `s` is vectorized.

@@ -113,8 +113,7 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
         output_shape,
         ..
     } = &parts[parts.len() - 1];
-    let name_str = cp.ident.to_string();
-    let doc_region = format!("The region of each input that [`{name_str}`](fn@super::{name_str}) reads to compute the given output region(s).");
+    let doc_region = region_doc(&cp.ident.to_string());
     let source = input.source;
     let mut items = code! {
         use ::core::cmp::{max as __max, min as __min};
