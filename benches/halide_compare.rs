@@ -155,6 +155,8 @@ fn main() {
         .map(|l| l.name())
         .collect();
     println!("LEVELS {}", levels.join(" "));
+    // The processor, as a tuned entry for it alone names it.
+    println!("PROCESSOR {}", pipeline::rt::processor());
     // HALIDE_COMPARE_LOWERED=1 prints each selected pipeline's loop nest first.
     if std::env::var_os("HALIDE_COMPARE_LOWERED").is_some() {
         let lowered = [

@@ -28,7 +28,7 @@ pub mod simd;
 pub use arith::{FloatOps, IntOps};
 pub use boundary::{clamp_coord, mirror_coord, mirror_interior_coord, wrap_coord};
 pub use cast::SaturatingCast;
-pub use isa::{isa, tap_gathers, with_isa, Isa};
+pub use isa::{isa, processor, tap_gathers, with_isa, Isa};
 pub use scratch::{Scratch, ALIGN};
 
 /// The result of a CUDA launcher (`NAME::cuda`): 0, or the `cudaError_t`

@@ -673,6 +673,8 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False)
             machine["copy " + parts[1]] = float(parts[2])
         elif parts[:1] == ["LEVELS"]:
             machine["levels"] = parts[1:]
+        elif parts[:1] == ["PROCESSOR"]:
+            machine["processor"] = " ".join(parts[1:])
     missing = [n for n in names if n not in results]
     if missing or "bandwidth" not in machine:
         fail(f"the bench printed no result for {missing or 'the bandwidth'}; its output:\n{proc.stdout}")
@@ -1123,12 +1125,25 @@ def main():
             f"found), beside ours auto and Halide's hand schedules; the same {rounds} rounds, medians over rounds, ms; "
             f"ratios are medians of per-round ratios."
         )
-        # An entry serves processors at its level only: say which level ran.
-        entry_levels = sorted(set(re.findall(r'^isa = "([^"]+)"', TUNED_CACHE.read_text(), re.M)))
+        # An entry serves processors at its level only (and, where it names
+        # one, that processor only): say which entries this machine runs.
+        entries = []
+        for block in TUNED_CACHE.read_text().split("[[pipeline]]")[1:]:
+            isa = re.search(r'^isa = "([^"]+)"', block, re.M)
+            proc_ = re.search(r'^processor = "([^"]+)"', block, re.M)
+            entries.append((isa.group(1) if isa else "?", proc_.group(1) if proc_ else ""))
         running = os.environ.get("PIPELINE_ISA") or machine.get("levels", ["?"])[-1]
+        here = machine.get("processor", "")
+        kinds = sorted(set(entries))
+        shown = [f"{isa} on {p}" if p else isa for isa, p in kinds]
+        serving = [(isa, p) for isa, p in kinds if isa == running and p in ("", here)]
         print(
-            f"The entries are for level(s) {', '.join(entry_levels) or 'none'}; the runs here are at {running}"
-            + ("" if running in entry_levels else ": no entry serves it, so tuned runs the auto-scheduler's schedules")
+            f"The entries are for {', '.join(shown) or 'nothing'}; the runs here are at {running} on {here or 'an unnamed processor'}"
+            + (
+                f": entries for {' and '.join(f'{i} on {p}' if p else i for i, p in serving)} serve it (a processor's own first)"
+                if serving
+                else ": no entry serves it, so tuned runs the auto-scheduler's schedules"
+            )
             + "."
         )
         print()

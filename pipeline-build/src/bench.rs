@@ -375,6 +375,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: usize| -> usize { args[k].parse().expect("a number") };
     println!("isa {}", pipeline::rt::isa().name());
+    println!("processor {}", pipeline::rt::processor());
     match args[1].as_str() {
         "verify" => {
             let (dir, w, h) = (args[2].as_str(), arg(3), arg(4));

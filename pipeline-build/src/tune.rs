@@ -30,7 +30,7 @@ use crate::verify;
 use pipeline_core::interp::Value;
 use pipeline_core::ir::{Pipeline, Type};
 use pipeline_core::schedule::auto::Machine;
-use pipeline_core::schedule::cache::{self, CacheFile, Entry, Target};
+use pipeline_core::schedule::cache::{self, CacheFile, Entry};
 use pipeline_core::tune::{normalized, Candidate, Tunable};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -55,6 +55,9 @@ pub struct Options {
     pub params: Vec<(String, String)>,
     /// Only time the cache's entries beside the auto-scheduler's choice.
     pub report: bool,
+    /// Write entries for every processor at this level, not only for
+    /// this processor (`pipeline::rt::processor()`).
+    pub any_processor: bool,
     /// Rounds of timing, and milliseconds each candidate runs per round
     /// (the candidates alternate).
     pub timing: (usize, usize),
@@ -71,6 +74,7 @@ impl Options {
             per_round: 8,
             params: Vec::new(),
             report: false,
+            any_processor: false,
             timing: (3, 100),
         }
     }
@@ -203,7 +207,9 @@ struct Session {
     pipeline_dir: PathBuf,
     size: (usize, usize),
     build: Duration,
+    /// The level and processor the benchmarks ran on, as they report them.
     isa: String,
+    processor: String,
     /// Rounds and milliseconds per candidate of this run's timing.
     timing: (usize, usize),
     /// For the progress bar: when this pipeline's tuning started, its
@@ -294,6 +300,9 @@ impl Session {
         for line in out.lines() {
             if let Some(isa) = line.strip_prefix("isa ") {
                 self.isa = isa.to_string();
+            }
+            if let Some(p) = line.strip_prefix("processor ") {
+                self.processor = p.to_string();
             }
             let words: Vec<&str> = line.splitn(4, ' ').collect();
             let (Some(k), Some(what)) = (
@@ -653,14 +662,19 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
     };
     // The entry written is for this processor's level (lowered by
     // PIPELINE_ISA), which the benchmarks run at and which the macro's
-    // code dispatches on.
+    // code dispatches on, and for this processor unless asked otherwise.
     let at = (std::env::consts::ARCH, pipeline::rt::isa().name());
+    let processor = match opts.any_processor {
+        true => "",
+        false => pipeline::rt::processor(),
+    };
     let machine = Machine::from_env()?;
     let mut outcomes = Vec::new();
     let mut done = Vec::new();
     for found in selected {
         let tunable = Tunable::from_source(&found.source, &found.name)?;
-        let key = tunable.key(at);
+        let mut key = tunable.key(at);
+        key.processor = processor.to_string();
         // The same algorithm in several files (an example a bench
         // includes) is one entry: tuned once.
         if done.contains(&key) {
@@ -686,6 +700,7 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
             size,
             build: Duration::ZERO,
             isa: String::new(),
+            processor: String::new(),
             timing: opts.timing,
             tunable,
             found,
@@ -712,11 +727,16 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
             .first()
             .cloned()
             .ok_or("the auto-scheduler's choice does not check")?;
-        let cached = file
-            .lookup(&key)
-            .fresh
-            .into_iter()
-            .find(|e| e.key.arch == key.arch && e.key.isa == key.isa)
+        // It starts from the entry this processor runs now: its own, else
+        // its level's.
+        let fresh = file.lookup(&key).fresh;
+        let serving = |processor: &str| {
+            fresh.iter().find(|e| {
+                e.key.arch == key.arch && e.key.isa == key.isa && e.key.processor == processor
+            })
+        };
+        let cached = serving(&key.processor)
+            .or_else(|| serving(""))
             .map(|e| e.schedule.clone());
         let mut first: Vec<Candidate> = seeds;
         let mut resumed = false;
@@ -807,6 +827,13 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
                 s.isa, key.isa
             ));
         }
+        if s.processor != pipeline::rt::processor() {
+            return Err(format!(
+                "the benchmarks ran on `{}`, and the tuner on `{}`",
+                s.processor,
+                pipeline::rt::processor()
+            ));
+        }
         if !opts.report {
             let entry = Entry {
                 key: key.clone(),
@@ -816,14 +843,7 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
                 machine: machine_name(),
                 line: 0,
             };
-            file.entries.retain(|e| {
-                !(e.key.name == key.name
-                    && e.key.target == Target::Cpu
-                    && e.key.arch == key.arch
-                    && e.key.isa == key.isa
-                    && e.key.size == key.size
-                    && e.key.layout == key.layout)
-            });
+            file.entries.retain(|e| !cache::same_slot(&e.key, &key));
             file.entries.push(entry);
             std::fs::write(&cache_path, file.to_text())
                 .map_err(|e| format!("{}: {e}", cache_path.display()))?;

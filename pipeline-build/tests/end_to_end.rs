@@ -88,7 +88,8 @@ fn tunes_writes_the_cache_and_the_next_build_uses_it() {
     assert_eq!(o.name, "blur3");
     assert!(o.auto_ns > 0 && o.tuned_ns > 0, "{log}");
     assert!(!log.contains("disagrees with the interpreter"), "{log}");
-    // The cache holds the winner, keyed for this architecture and level.
+    // The cache holds the winner, keyed for this architecture, level and
+    // processor.
     let text = std::fs::read_to_string(dir.join("pipeline-schedules.toml")).unwrap();
     let file = pipeline_core::schedule::cache::CacheFile::parse(&text).unwrap();
     assert_eq!(file.entries.len(), 1, "{text}");
@@ -97,6 +98,7 @@ fn tunes_writes_the_cache_and_the_next_build_uses_it() {
         (e.key.name.as_str(), e.key.arch.as_str(), e.key.isa.as_str()),
         ("blur3", std::env::consts::ARCH, pipeline::rt::isa().name())
     );
+    assert_eq!(e.key.processor, pipeline::rt::processor());
     assert_eq!(e.schedule, o.schedule);
     assert!(e.time_ns.is_some() && e.date.is_some(), "{text}");
 

@@ -190,6 +190,18 @@ fn lower_for(
 }
 
 impl Lowered {
+    /// Whether `other`, a lowering of the same pipeline, generates the same
+    /// code: the same funcs inlined, loop nest, bounds program and input
+    /// layout (its schedule's text, which says where it came from, may
+    /// differ).
+    pub fn same_code(&self, other: &Lowered) -> bool {
+        self.inlined == other.inlined
+            && self.body == other.body
+            && self.bounds == other.bounds
+            && self.local_names == other.local_names
+            && self.input_strides == other.input_strides
+    }
+
     /// How many symbols the loop nest binds beyond the bounds program.
     pub fn local_syms(&self) -> usize {
         self.local_names.len()
@@ -498,28 +510,31 @@ fn expand_here(
         // auto-scheduler's) for the others, and dispatches on the level
         // (ARCHITECTURE.md, *The schedule cache*).
         let mut arches: Vec<&str> = Vec::new();
-        for (arch, _, _) in &variants.cached {
-            if !arches.contains(&arch.as_str()) {
-                arches.push(arch);
+        for served in &variants.cached {
+            if !arches.contains(&served.arch.as_str()) {
+                arches.push(&served.arch);
             }
         }
         let others =
             (!arches.is_empty()).then(|| quote::quote!(not(any(#(target_arch = #arches),*))));
-        // (cfg, the lowering, and the levels with one of their own.)
-        let mut all: Vec<(_, &Lowered, Vec<(&str, &Lowered)>)> = arches
+        // (cfg, the lowering, and the levels and processors with one of
+        // their own.)
+        let mut all: Vec<(_, &Lowered, Vec<codegen::rust::Level>)> = arches
             .iter()
             .map(|&arch| {
                 let cfg = Some(quote::quote!(target_arch = #arch));
-                let mut levels = variants
-                    .cached
-                    .iter()
-                    .filter(|(a, ..)| a == arch)
-                    .map(|(_, isa, l)| (isa.as_str(), l));
+                let mut levels = variants.cached.iter().filter(|s| s.arch == arch).map(|s| {
+                    codegen::rust::Level {
+                        isa: &s.isa,
+                        processor: &s.processor,
+                        lowered: &s.lowered,
+                    }
+                });
                 match arch {
                     "x86_64" => (cfg, &variants.fallback, levels.collect()),
                     // Elsewhere an entry is at the only level, scalar.
                     _ => {
-                        let l = levels.next().map_or(&variants.fallback, |(_, l)| l);
+                        let l = levels.next().map_or(&variants.fallback, |l| l.lowered);
                         (cfg, l, Vec::new())
                     }
                 }
@@ -595,8 +610,8 @@ fn expand_here(
 /// A pipeline's schedules, lowered: one for each `target_arch` and level
 /// with a usable cache entry, and one for every other target and level.
 pub struct Variants {
-    /// `(target_arch, level, lowered)` per usable cache entry.
-    pub cached: Vec<(String, String, Lowered)>,
+    /// Each usable cache entry, lowered.
+    pub cached: Vec<schedule::cache::choose::Served>,
     /// The block's schedule or the auto-scheduler's, for every target and
     /// level without an entry (`SCHEDULE` says why no entry serves it).
     pub fallback: Lowered,

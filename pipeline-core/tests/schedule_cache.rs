@@ -51,6 +51,7 @@ fn entry(name: &str, algorithm: u64, arch: &str, schedule: &str) -> Entry {
                 "x86_64" => "avx2".into(),
                 _ => "scalar".into(),
             },
+            processor: String::new(),
             size: "large".into(),
             layout: String::new(),
             space: SPACE_VERSION,
@@ -279,7 +280,7 @@ fn a_usable_entry_is_chosen_over_the_auto_scheduler() {
     assert_eq!(s.len(), 4, "{out}");
     let provenance = "// from pipeline-schedules.toml line 4: tuned on x86_64 (avx2), 1.234 ms, 2026-11-26, test machine";
     let tuned = "blur_x.compute_at(out, y).vectorize(x, 16);";
-    let none = "auto-scheduler: pipeline-schedules.toml has no entry for `blur3x3` for this target_arch and level (it has x86_64 at avx2)";
+    let none = "auto-scheduler: pipeline-schedules.toml has no entry for `blur3x3` for this target_arch, level and processor (it has x86_64 at avx2)";
     let auto = "chosen by the auto-scheduler";
     let (avx2, others) = s[0].split_once("// at the other levels:\n").unwrap();
     assert!(
@@ -412,6 +413,107 @@ fn each_level_and_architecture_runs_its_own_entry() {
 }
 
 #[test]
+fn a_processors_entry_is_matched_before_its_levels() {
+    const ZEN4: &str = "AuthenticAMD family 25 model 17";
+    let hash = hash_of(BLUR, "blur3x3");
+    // avx512vbmi: one entry for a processor and one for the level; avx2: a
+    // processor's only.
+    let mut wide = entry("blur3x3", hash, "x86_64", TUNED);
+    wide.key.isa = "avx512vbmi".into();
+    let mut zen4 = entry("blur3x3", hash, "x86_64", TILED);
+    zen4.key.processor = ZEN4.into();
+    let mut wide_zen4 = entry("blur3x3", hash, "x86_64", TILED);
+    wide_zen4.key.isa = "avx512vbmi".into();
+    wide_zen4.key.processor = ZEN4.into();
+    let entries = vec![wide, zen4, wide_zen4];
+    let text = CacheFile {
+        entries: entries.clone(),
+    }
+    .to_text();
+    assert!(text.contains(&format!("processor = \"{ZEN4}\"")), "{text}");
+    let parsed = CacheFile::parse(&text).unwrap();
+    assert_eq!(parsed.entries.len(), 3);
+    assert_eq!(parsed.entries[1].key.processor, ZEN4);
+    assert_eq!(parsed.entries[0].key.processor, "");
+    assert_eq!(parsed.entries[2].key.isa, "avx512vbmi");
+    let out = expand(BLUR, source_of(entries));
+    let zen4 = "\"AuthenticAMD family 25 model 17\"";
+    let arms = [
+        format!("(:: pipeline :: rt :: Isa :: Avx2 , {zen4}) => blur3x3 :: __avx2_authenticamd_family_25_model_17 :: __run (input , out) ,"),
+        format!("(:: pipeline :: rt :: Isa :: Avx512Vbmi , {zen4}) => blur3x3 :: __avx512vbmi_authenticamd_family_25_model_17 :: __run (input , out) ,"),
+        "(:: pipeline :: rt :: Isa :: Avx512Vbmi , _) => blur3x3 :: __avx512vbmi :: __run (input , out) ,".to_string(),
+        "_ => blur3x3 :: __auto :: __run (input , out) ,".to_string(),
+    ];
+    let dispatch = format!(
+        "match (:: pipeline :: rt :: isa () , :: pipeline :: rt :: processor ()) {{ {} }}",
+        arms.join(" ")
+    );
+    assert!(out.contains(&dispatch), "{dispatch}\n{out}");
+    let s = schedules(&out);
+    assert!(
+        s[0].contains(&format!("// at avx2 on {ZEN4}:"))
+            && s[0].contains(&format!("// at avx512vbmi on {ZEN4}:"))
+            && s[0].contains("// at avx512vbmi:")
+            && s[0].contains("// at the other levels and processors:"),
+        "{}",
+        s[0]
+    );
+    assert!(
+        s.iter()
+            .any(|s| s.contains(&format!("tuned on x86_64 (avx512vbmi on {ZEN4})"))),
+        "{s:?}"
+    );
+    // Other processors at avx2 run the auto-scheduler's variant, which
+    // keeps the AVX2 kernel for them.
+    let from = out.find("pub mod __auto ").unwrap();
+    let auto = &out[from..];
+    assert!(
+        auto.contains(":: pipeline :: rt :: simd :: Avx2 :: new_unchecked ()"),
+        "{auto}"
+    );
+}
+
+#[test]
+fn processor_names_are_checked() {
+    let hash = hash_of(BLUR, "blur3x3");
+    let mut e = entry("blur3x3", hash, "x86_64", TUNED);
+    e.key.processor = "AuthenticAMD family 25 model 17".into();
+    let good = CacheFile { entries: vec![e] }.to_text();
+    for (bad, why) in [
+        ("AuthenticAMD 25 17", "is not a processor"),
+        ("family 25 model 17", "is not a processor"),
+        ("GenuineIntel family six model 143", "is not a processor"),
+    ] {
+        let text = good.replace("AuthenticAMD family 25 model 17", bad);
+        let err = CacheFile::parse(&text).unwrap_err();
+        assert!(err.1.contains(why), "{bad}: {err:?}");
+        let line = 1 + text
+            .lines()
+            .position(|l| l.starts_with("processor"))
+            .unwrap();
+        assert_eq!(err.0, line, "{err:?}");
+    }
+    let arm = good
+        .replace("\"x86_64\"", "\"aarch64\"")
+        .replace("avx2", "scalar");
+    let err = CacheFile::parse(&arm).unwrap_err();
+    assert!(
+        err.1.contains("only x86_64 CPU entries name a processor"),
+        "{err:?}"
+    );
+    // A processor's entry and its level's are two slots; two of one
+    // processor are one too many.
+    let twice = format!("{good}{}", good.split_once("\n\n").unwrap().1);
+    let err = CacheFile::parse(&twice).unwrap_err();
+    assert!(
+        err.1.contains(
+            "a second entry for `blur3x3` (cpu, x86_64 at avx2 on AuthenticAMD family 25 model 17"
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn a_block_that_names_funcs_wins_over_an_entry() {
     let hash = hash_of(BLUR, "blur3x3");
     let cache = || source_of(vec![entry("blur3x3", hash, "x86_64", TUNED)]);
@@ -531,7 +633,7 @@ fn an_entry_that_is_used_computes_what_the_interpreter_computes() {
         let cache = source_of(vec![entry("blur3x3", hash, "x86_64", text)]);
         let (p, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
         assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
-        let lowered = &variants.cached[0].2;
+        let lowered = &variants.cached[0].lowered;
         assert!(
             lowered.schedule.contains("from pipeline-schedules.toml"),
             "{}",
@@ -554,10 +656,9 @@ fn an_entry_that_is_used_computes_what_the_interpreter_computes() {
     }
 }
 
-#[test]
-fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
-    // What the tuner starts from: `SCHEDULE`'s body as an entry gives the
-    // same loop nest.
+/// The blur's lowering by the auto-scheduler, and its schedule as an
+/// entry holds it (`SCHEDULE`'s body).
+fn auto_choice() -> (pipeline_core::Lowered, String) {
     let (p, auto) = pipeline_core::scheduled_from_source(BLUR, "blur3x3").unwrap();
     let auto = pipeline_core::lower_pipeline(&p, &auto).unwrap_or_else(|e| panic!("{}", e.message));
     let body: String = auto
@@ -567,6 +668,14 @@ fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
         .filter(|l| *l != "}")
         .map(|l| format!("{l}\n"))
         .collect();
+    (auto, body)
+}
+
+#[test]
+fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
+    // What the tuner starts from: `SCHEDULE`'s body as an entry gives the
+    // same loop nest.
+    let (auto, body) = auto_choice();
     let cache = source_of(vec![entry(
         "blur3x3",
         hash_of(BLUR, "blur3x3"),
@@ -575,7 +684,43 @@ fn the_auto_schedulers_choice_read_back_from_the_cache_is_the_same_schedule() {
     )]);
     let (_, variants) = pipeline_core::variants_from_source(BLUR, "blur3x3", &cache).unwrap();
     assert_eq!(variants.cached.len(), 1, "{}", variants.fallback.schedule);
-    assert_eq!(variants.cached[0].2.text(), auto.text());
+    assert_eq!(variants.cached[0].lowered.text(), auto.text());
+    assert!(variants.cached[0].lowered.same_code(&variants.fallback));
+}
+
+#[test]
+fn an_entry_that_is_the_auto_schedulers_choice_adds_no_code() {
+    // The tuner keeps the auto-scheduler's choice when nothing beat it:
+    // such an entry runs the auto-scheduler's module, and says so in
+    // `schedule()`; the auto-scheduler's module keeps the level's kernel.
+    let (_, body) = auto_choice();
+    let hash = hash_of(BLUR, "blur3x3");
+    let mut same = entry("blur3x3", hash, "x86_64", &body);
+    same.key.processor = "AuthenticAMD family 25 model 17".into();
+    let level = entry("blur3x3", hash, "x86_64", TILED);
+    let out = expand(BLUR, source_of(vec![same, level]));
+    assert!(!out.contains("pub mod __avx2_authenticamd"), "{out}");
+    assert!(out.contains("pub mod __avx2 "), "{out}");
+    assert!(
+        out.contains("(:: pipeline :: rt :: Isa :: Avx2 , \"AuthenticAMD family 25 model 17\") => blur3x3 :: __auto :: __run (input , out) ,"),
+        "{out}"
+    );
+    let schedule_fn = &out[out.find("pub fn schedule ()").unwrap()..];
+    let schedule_fn = &schedule_fn[..schedule_fn.find("pub const LOWERED").unwrap()];
+    assert!(
+        schedule_fn.contains("tuned on x86_64 (avx2 on AuthenticAMD family 25 model 17)")
+            && schedule_fn.contains("__avx2 :: SCHEDULE")
+            && schedule_fn.contains("__auto :: SCHEDULE"),
+        "{schedule_fn}"
+    );
+    // The level's other processors run `__avx2`; this one runs the
+    // auto-scheduler's module at avx2, which keeps that kernel (dropped
+    // where every processor at avx2 runs `__avx2`).
+    let auto_module = &out[out.find("pub mod __auto ").unwrap()..];
+    assert!(
+        auto_module.contains(":: pipeline :: rt :: simd :: Avx2 :: new_unchecked ()"),
+        "{auto_module}"
+    );
 }
 
 #[test]

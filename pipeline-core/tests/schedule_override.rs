@@ -32,6 +32,7 @@ fn cache() -> CacheSource {
                 "x86_64" => "avx2".into(),
                 _ => "scalar".into(),
             },
+            processor: String::new(),
             size: "large".into(),
             layout: String::new(),
             space: SPACE_VERSION,

@@ -9,7 +9,8 @@
 //! supports is never used. A pipeline with tuned cache entries for some
 //! levels asks it too, at each call, which schedule to run: its entry for
 //! the level, or the auto-scheduler's (`pipeline::guide::scheduling`,
-//! *Tuned schedules*).
+//! *Tuned schedules*); where an entry names a processor, it asks
+//! [`processor`] as well.
 //!
 //! ```text
 //! PIPELINE_ISA=sse4.1 cargo bench   // every pipeline runs its SSE4.1 kernel
@@ -165,6 +166,60 @@ pub fn tap_gathers() -> bool {
 /// [`tap_gathers`]' answer, `UNSET` until its first call.
 static TAP_GATHERS: AtomicU8 = AtomicU8::new(UNSET);
 
+/// The processor, as a tuned cache entry that serves it alone names it:
+/// the vendor of CPUID leaf 0 and the family and model of leaf 1, as
+/// Linux's `/proc/cpuinfo` gives them (`AuthenticAMD family 25 model 17`,
+/// `GenuineIntel family 6 model 143`); empty off x86_64. The environment
+/// variable `PIPELINE_PROCESSOR` (read once) replaces it, to run another
+/// processor's entries. A pipeline whose cache has an entry for its level
+/// and this processor runs that one, before an entry for the level alone
+/// (`pipeline::guide::scheduling`, *Tuned schedules*).
+pub fn processor() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| match std::env::var("PIPELINE_PROCESSOR") {
+        Ok(name) => name.trim().to_string(),
+        Err(_) => identified(),
+    })
+}
+
+/// The processor's vendor, family and model, from CPUID.
+fn identified() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::__cpuid;
+        // SAFETY: every x86-64 processor has CPUID and its leaves 0 and 1.
+        #[allow(unused_unsafe)]
+        let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1).eax) };
+        let mut bytes = [0u8; 12];
+        for (at, word) in [vendor.ebx, vendor.edx, vendor.ecx].into_iter().enumerate() {
+            bytes[4 * at..4 * at + 4].copy_from_slice(&word.to_le_bytes());
+        }
+        let vendor: String = bytes
+            .iter()
+            .map(|&b| if b.is_ascii_graphic() { b as char } else { ' ' })
+            .collect();
+        let vendor: Vec<&str> = vendor.split_whitespace().collect();
+        let vendor = match vendor.is_empty() {
+            true => "unknown".to_string(),
+            false => vendor.join(" "),
+        };
+        let family = (signature >> 8) & 0xf;
+        let model = (signature >> 4) & 0xf;
+        // The extended fields count as Linux counts them.
+        let (family, model) = match family {
+            0xf => (
+                family + ((signature >> 20) & 0xff),
+                model | ((signature >> 12) & 0xf0),
+            ),
+            6.. => (family, model | ((signature >> 12) & 0xf0)),
+            _ => (family, model),
+        };
+        format!("{vendor} family {family} model {model}")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    String::new()
+}
+
 /// Whether the processor's vendor is Intel.
 fn intel() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -217,6 +272,27 @@ mod tests {
             .find_map(|l| l.strip_prefix("vendor_id"))
             .map(|v| v.trim_start_matches([' ', '\t', ':']).trim());
         assert_eq!(intel(), vendor == Some("GenuineIntel"), "{vendor:?}");
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_processor_is_the_one_linux_reports() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        let field = |name: &str| {
+            cpuinfo
+                .lines()
+                .find(|l| l.split(':').next().map(str::trim) == Some(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap()
+        };
+        let linux = format!(
+            "{} family {} model {}",
+            field("vendor_id"),
+            field("cpu family"),
+            field("model")
+        );
+        assert_eq!(identified(), linux);
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! `cargo pipeline tune [NAME...] [--budget 10m] [--size WxH] [--per-round N]
-//! [--param NAME=VALUE] [--report] [--manifest-path PATH]`
+//! [--param NAME=VALUE] [--any-processor] [--report] [--manifest-path PATH]`
 
 use pipeline_build::progress::Terminal;
 use pipeline_build::tune::{tune, Options};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const USAGE: &str = "usage: cargo pipeline tune [NAME...] [--budget 10m] [--size WxH] [--per-round N] [--param NAME=VALUE] [--report] [--manifest-path PATH]
+const USAGE: &str = "usage: cargo pipeline tune [NAME...] [--budget 10m] [--size WxH] [--per-round N] [--param NAME=VALUE] [--any-processor] [--report] [--manifest-path PATH]
 
 Tunes the schedules of the crate's pipelines (those without a schedule
 block, or whose block only states facts with `auto;`) and writes the
@@ -21,6 +21,9 @@ winners to pipeline-schedules.toml beside Cargo.toml, which the
                         below the size you deploy
   --per-round N         candidates per benchmark build (default 8)
   --param NAME=VALUE    a scalar parameter's value (default 1, 1.0, true)
+  --any-processor       write entries for every processor at this one's
+                        instruction-set level (default: for this
+                        processor only; others run the auto-scheduler's)
   --report              no tuning: time each cache entry beside the
                         auto-scheduler's choice and print both
   --manifest-path PATH  the crate's Cargo.toml (default: ./Cargo.toml)";
@@ -77,6 +80,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 opts.params.push((n.to_string(), x.to_string()));
             }
             "--report" => opts.report = true,
+            "--any-processor" => opts.any_processor = true,
             "--manifest-path" => {
                 let v = PathBuf::from(value(a)?);
                 opts.root = v.parent().map(|p| p.to_path_buf()).unwrap_or_default();

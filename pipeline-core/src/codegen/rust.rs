@@ -22,7 +22,7 @@ pub(crate) mod text;
 mod vector;
 
 pub use cuda_entry::cuda_entry;
-pub use levels::generate_levels;
+pub use levels::{generate_levels, Level};
 
 use super::code::{parenthesized, suffixed_lit, unsuffixed_lit, word, Code};
 use super::kernels::{kernels, KernelLevels, Vectors};

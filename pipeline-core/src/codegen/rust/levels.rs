@@ -1,11 +1,14 @@
-//! A pipeline compiled once per instruction-set level that has a schedule
-//! of its own in the cache, and once more for the other levels: each in a
-//! hidden module of the pipeline's (`__avx2`, ..., `__auto`), and the
-//! entry, `required_region` and `schedule()` dispatching on
-//! `pipeline::rt::isa()`, the level the processor runs kernels at.
+//! A pipeline compiled once per instruction-set level (and processor) that
+//! has a schedule of its own in the cache, and once more for the other
+//! levels: each in a hidden module of the pipeline's (`__avx2`, ...,
+//! `__auto`), and the entry, `required_region` and `schedule()`
+//! dispatching on `pipeline::rt::isa()`, the level the processor runs
+//! kernels at, and, where an entry names a processor, on
+//! `pipeline::rt::processor()` too.
 //!
 //! ```text
 //! fn blur(input, out) { match isa() { Avx2 => blur::__avx2::__run(input, out), _ => blur::__auto::__run(input, out) } }
+//! (with a processor's entry: match (isa(), processor()) { (Avx2, "AuthenticAMD family 25 model 17") => .., (Avx2, _) => .., _ => .. })
 //! mod blur { output_shape, required_region (dispatching), SCHEDULE (every
 //!            variant's), schedule(), LOWERED, mod __avx2 { __run, required_region, SCHEDULE, __bounds }, mod __auto { .. } }
 //! ```
@@ -13,78 +16,168 @@
 use super::*;
 use crate::codegen::kernels::LEVELS;
 
-/// The entry and module of `input.checked` where `levels` (level name,
-/// lowering) have cache entries of their own and `input.lowered` serves
-/// the other levels.
-pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Generated {
+/// A schedule of the cache's: the level and processor it serves.
+#[derive(Clone, Copy)]
+pub struct Level<'a> {
+    /// The level (`pipeline::rt::Isa::name`).
+    pub isa: &'a str,
+    /// The processor (`pipeline::rt::processor()`), or empty: every
+    /// processor at the level without a schedule of its own.
+    pub processor: &'a str,
+    /// The schedule, lowered.
+    pub lowered: &'a crate::Lowered,
+}
+
+impl Level<'_> {
+    /// How `SCHEDULE` and `LOWERED` head its section.
+    fn heading(&self) -> String {
+        match self.processor {
+            "" => format!("// at {}:", self.isa),
+            p => format!("// at {} on {p}:", self.isa),
+        }
+    }
+}
+
+/// The entry and module of `input.checked` where `levels` have cache
+/// entries of their own and `input.lowered` serves the other levels.
+pub fn generate_levels(input: &Input, levels: &[Level]) -> Generated {
     let cp = input.checked;
     let name = Code::word(cp.ident.to_string());
-    // The variants, each with its module's name, the `rt::Isa` it serves
-    // (`None`: the others) and its kernels: a level's variant runs at that
-    // level only, so it has the one kernel the level runs (ARCHITECTURE.md,
-    // *The schedule cache*: what an entry adds to a build).
-    let mut variants: Vec<(Code, Option<Code>, &crate::Lowered, KernelLevels)> = Vec::new();
-    for &(level, l) in levels {
-        let variant = LEVELS.iter().find(|(n, _)| *n == level).map(|(_, v)| *v);
+    // A processor's schedule is matched before its level's.
+    let mut levels = levels.to_vec();
+    levels.sort_by_key(|l| l.processor.is_empty());
+    let by_processor = levels.iter().any(|l| !l.processor.is_empty());
+    // The variants, each with its module's name, the pattern it serves
+    // (`None`: the others), its kernels and whether it is the
+    // auto-scheduler's code: a level's variant runs at that level only, so
+    // it has the one kernel the level runs (ARCHITECTURE.md, *The schedule
+    // cache*: what an entry adds to a build). An entry whose lowering is
+    // the auto-scheduler's (the tuner found nothing faster) runs the
+    // auto-scheduler's module and only says its own `SCHEDULE`.
+    let mut variants: Vec<(Code, Option<Code>, &crate::Lowered, KernelLevels, bool)> = Vec::new();
+    for l in &levels {
+        let variant = LEVELS.iter().find(|(n, _)| *n == l.isa).map(|(_, v)| *v);
         // (The cache's parser admits only these names.)
         if let Some(v) = variant {
-            let module = word!("__{}", level.replace('.', "_"));
-            let isa = Some(word!("::pipeline::rt::Isa::{v}"));
-            variants.push((module, isa, l, input.kernels.only_at(level)));
+            let isa = word!("::pipeline::rt::Isa::{v}");
+            let (module, pattern) = match (by_processor, l.processor) {
+                (false, _) => (word!("__{}", l.isa.replace('.', "_")), isa),
+                (true, "") => (word!("__{}", l.isa.replace('.', "_")), code!((#isa, _))),
+                (true, p) => {
+                    let mut module = format!("__{}_{}", l.isa.replace('.', "_"), sanitize(p));
+                    // (Two names that differ only where sanitized.)
+                    if variants
+                        .iter()
+                        .any(|v| v.0.as_str() == module.to_lowercase())
+                    {
+                        module += &format!("_{}", variants.len());
+                    }
+                    let p = p.to_string();
+                    (Code::word(module.to_lowercase()), code!((#isa, #p)))
+                }
+            };
+            variants.push((
+                module,
+                Some(pattern),
+                l.lowered,
+                input.kernels.only_at(l.isa),
+                l.lowered.same_code(input.lowered),
+            ));
         }
     }
     // The auto-scheduler's serves the other levels: the kernels only
-    // those with entries would run are left out.
-    let names: Vec<&str> = levels.iter().map(|(l, _)| *l).collect();
-    let others = input.kernels.except_at(&names);
-    variants.push((Code::word("__auto"), None, input.lowered, others));
-    let parts: Vec<Parts> = variants
+    // levels with code of their own for every processor would run are
+    // left out.
+    let runs_auto = |isa: &str| {
+        levels
+            .iter()
+            .zip(&variants)
+            .any(|(l, v)| l.isa == isa && v.4)
+    };
+    let names: Vec<&str> = levels
         .iter()
-        .map(|&(_, _, lowered, kernels)| {
+        .zip(&variants)
+        .filter(|(l, v)| l.processor.is_empty() && !v.4 && !runs_auto(l.isa))
+        .map(|(l, _)| l.isa)
+        .collect();
+    let others = input.kernels.except_at(&names);
+    variants.push((Code::word("__auto"), None, input.lowered, others, false));
+    let auto = Code::word("__auto");
+    let parts: Vec<Option<Parts>> = variants
+        .iter()
+        .map(|&(_, _, lowered, kernels, shared)| {
             let one = Input {
                 lowered,
                 kernels,
                 extra: Code::new(),
                 ..*input
             };
-            generate_parts(&one, true)
+            (!shared).then(|| generate_parts(&one, true))
         })
         .collect();
 
-    // A `match` on the level whose arms are `then(module)`.
-    let dispatch = |then: &dyn Fn(&Code) -> Code| -> Code {
-        let arms = variants.iter().map(|(module, isa, ..)| {
-            let call = then(module);
+    // A `match` on the level (and processor) whose arms are
+    // `then(module, lowered, shared)` of each variant.
+    type Arm<'a> = &'a dyn Fn(&Code, &crate::Lowered, bool) -> Code;
+    let dispatch = |then: Arm| -> Code {
+        let arms = variants.iter().map(|(module, isa, lowered, _, shared)| {
+            let call = then(module, lowered, *shared);
             match isa {
                 Some(isa) => code!(#isa => #call,),
                 None => code!(_ => #call,),
             }
         });
-        code!(match ::pipeline::rt::isa() { #(#arms)* })
+        match by_processor {
+            false => code!(match ::pipeline::rt::isa() { #(#arms)* }),
+            true => code!(match (::pipeline::rt::isa(), ::pipeline::rt::processor()) { #(#arms)* }),
+        }
     };
-    let args = &parts[0].args;
-    let body = dispatch(&|m| code!(#name::#m::__run(#(#args),*)));
-    let region = dispatch(&|m| code!(#m::required_region(#(#args),*)));
-    let schedule = dispatch(&|m| code!(#m::SCHEDULE));
+    let last = parts[parts.len() - 1]
+        .as_ref()
+        .expect("the auto-scheduler's code");
+    let args = &last.args;
+    // The code a variant runs: its module's, or the auto-scheduler's.
+    let runs = |m: &Code, shared: bool| if shared { auto.clone() } else { m.clone() };
+    let body = dispatch(&|m, _, shared| {
+        let m = runs(m, shared);
+        code!(#name::#m::__run(#(#args),*))
+    });
+    let region = dispatch(&|m, _, shared| {
+        let m = runs(m, shared);
+        code!(#m::required_region(#(#args),*))
+    });
+    // `schedule()`: a variant's own, also where it runs another's code.
+    let schedule = dispatch(&|m, lowered, shared| match shared {
+        true => {
+            let text = lowered.schedule.clone();
+            code!(#text)
+        }
+        false => code!(#m::SCHEDULE),
+    });
 
     // What every variant serves, as `SCHEDULE` and `LOWERED` say it.
     let headed = |text: &dyn Fn(&crate::Lowered) -> &str| -> String {
         let mut s = String::new();
-        for (level, l) in levels {
-            s += &format!("// at {level}:\n{}\n", text(l));
+        for l in &levels {
+            s += &format!("{}\n{}\n", l.heading(), text(l.lowered));
         }
-        s += &format!("// at the other levels:\n{}", text(input.lowered));
+        let others = match by_processor {
+            false => "the other levels",
+            true => "the other levels and processors",
+        };
+        s += &format!("// at {others}:\n{}", text(input.lowered));
         s
     };
     let all_schedules = format!(
-        "// one schedule per instruction-set level with an entry in the cache, the other levels \
-         the auto-scheduler's; `{}::schedule()` is the one this processor runs\n{}",
+        "// one schedule per instruction-set level (or level and processor) with an entry in the \
+         cache, the other levels the auto-scheduler's; `{}::schedule()` is the one this processor \
+         runs\n{}",
         cp.ident,
         headed(&|l| l.schedule.trim_end())
     );
     let all_lowered = raw_string(&headed(&|l| l.text()));
 
-    let modules = variants.iter().zip(&parts).map(|((module, ..), p)| {
+    let modules = variants.iter().zip(&parts).filter_map(|((module, ..), p)| {
         let Parts {
             params,
             body,
@@ -92,8 +185,8 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
             schedule,
             bounds,
             ..
-        } = p;
-        code! {
+        } = p.as_ref()?;
+        Some(code! {
             #[doc(hidden)]
             pub mod #module {
                 use ::core::cmp::{max as __max, min as __min};
@@ -104,7 +197,7 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
                 pub const SCHEDULE: &str = #schedule;
                 #bounds
             }
-        }
+        })
     });
     let Parts {
         params,
@@ -112,7 +205,7 @@ pub fn generate_levels(input: &Input, levels: &[(&str, &crate::Lowered)]) -> Gen
         region_ty,
         output_shape,
         ..
-    } = &parts[parts.len() - 1];
+    } = last;
     let doc_region = region_doc(&cp.ident.to_string());
     let source = input.source;
     let mut items = code! {

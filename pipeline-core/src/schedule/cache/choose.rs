@@ -5,7 +5,7 @@
 //! size class of the key) and before code generation.
 //!
 //! ```text
-//! blur, x86_64 avx2 entry "blur_x.compute_at(out, y); .."  ->  used: [(x86_64, avx2, Lowered)]
+//! blur, x86_64 avx2 entry "blur_x.compute_at(out, y); .."  ->  used: [Served { x86_64, avx2, "", Lowered }]
 //! blur, stale aarch64 entry                           ->  notes: ["cache entry .. is stale: .."]
 //! ```
 
@@ -16,17 +16,30 @@ use crate::Lowered;
 
 /// What the cache offers a pipeline.
 pub(crate) struct Cached {
-    /// The entries that checked and lowered, with their `target_arch` and
-    /// level: at most one per `target_arch` and level.
-    pub used: Vec<(String, String, Lowered)>,
+    /// The entries that checked and lowered: at most one per `target_arch`,
+    /// level and processor.
+    pub used: Vec<Served>,
     /// Why the auto-scheduler chooses where no entry is used, one line
     /// each, for `SCHEDULE`.
     pub notes: Vec<String>,
 }
 
-/// The entries of `file` (shown as `shown`) that serve `key` (whose arch and
-/// level are not compared); `user` holds what the pipeline's block
-/// declares.
+/// A cache entry's schedule, lowered, and whom it serves.
+pub struct Served {
+    /// The `target_arch` it serves.
+    pub arch: String,
+    /// The level it serves (`pipeline::rt::isa()`).
+    pub isa: String,
+    /// The processor it serves (`pipeline::rt::processor()`), or empty:
+    /// every processor at its level without an entry of its own.
+    pub processor: String,
+    /// Its schedule, lowered.
+    pub lowered: Lowered,
+}
+
+/// The entries of `file` (shown as `shown`) that serve `key` (whose arch,
+/// level and processor are not compared); `user` holds what the
+/// pipeline's block declares.
 pub(crate) fn cached(
     c: &CheckedPipeline,
     user: &Schedule,
@@ -40,8 +53,11 @@ pub(crate) fn cached(
     let mut used = Vec::new();
     let entry_name = |e: &Entry| {
         format!(
-            "the {} ({}) entry for `{name}` ({shown} line {})",
-            e.key.arch, e.key.isa, e.line
+            "the {} ({}{}) entry for `{name}` ({shown} line {})",
+            e.key.arch,
+            e.key.isa,
+            e.key.on_processor(),
+            e.line
         )
     };
     for (e, why) in &found.stale {
@@ -52,7 +68,12 @@ pub(crate) fn cached(
     }
     for e in &found.fresh {
         match lowered(c, user, e, shown) {
-            Ok(l) => used.push((e.key.arch.clone(), e.key.isa.clone(), l)),
+            Ok(lowered) => used.push(Served {
+                arch: e.key.arch.clone(),
+                isa: e.key.isa.clone(),
+                processor: e.key.processor.clone(),
+                lowered,
+            }),
             Err(why) => notes.push(format!(
                 "auto-scheduler: {} is rejected: {why}",
                 entry_name(e)
@@ -91,9 +112,12 @@ pub(crate) fn cached(
         });
     }
     if !used.is_empty() {
-        let serve: Vec<String> = used.iter().map(|(a, i, _)| format!("{a} at {i}")).collect();
+        let serve: Vec<String> = used
+            .iter()
+            .map(|s| format!("{} at {}{}", s.arch, s.isa, super::on(&s.processor)))
+            .collect();
         notes.push(format!(
-            "auto-scheduler: {shown} has no entry for `{name}` for this target_arch and level (it has {})",
+            "auto-scheduler: {shown} has no entry for `{name}` for this target_arch, level and processor (it has {})",
             serve.join(", ")
         ));
     }

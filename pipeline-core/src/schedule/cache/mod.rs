@@ -6,8 +6,9 @@
 //!
 //! One `[[pipeline]]` entry per key: the pipeline's name, the hash of its
 //! algorithm, the architecture and the instruction-set level it was tuned
-//! at, the size class, the input layout the block declares, the version of
-//! the schedule space, and CPU or GPU. The value is
+//! at, the processor it serves (optional), the size class, the input
+//! layout the block declares, the version of the schedule space, and CPU
+//! or GPU. The value is
 //! the body of a `schedule` block, as `NAME::SCHEDULE` prints it, plus what
 //! was measured:
 //!
@@ -18,6 +19,7 @@
 //! algorithm = "5f0e9d4c3b2a1908"
 //! arch = "x86_64"
 //! isa = "avx512"
+//! processor = "AuthenticAMD family 25 model 17"
 //! size = "large"
 //! space = 1
 //! time_ns = 1830000
@@ -32,12 +34,14 @@
 //! An entry is only a proposal: the macro checks its schedule exactly like a
 //! user's block and falls back to the auto-scheduler, saying why in
 //! `SCHEDULE`, when it does not check or lower. An entry serves only
-//! processors at its level (`pipeline::rt::isa()`, exactly): a schedule
-//! tuned on one processor can be slower than the auto-scheduler's on
-//! another, so the others run the auto-scheduler's (ARCHITECTURE.md, *The
-//! schedule cache*).
+//! processors at its level (`pipeline::rt::isa()`, exactly) and, when it
+//! names one, only that processor (`pipeline::rt::processor()`): a
+//! schedule tuned on one processor can be slower than the auto-scheduler's
+//! on another, so the others run the auto-scheduler's (ARCHITECTURE.md,
+//! *The schedule cache*). An entry that names its processor wins over one
+//! of the same level that does not.
 
-pub(crate) mod choose;
+pub mod choose;
 mod toml;
 
 use crate::ir::Pipeline;
@@ -95,6 +99,10 @@ pub struct Key {
     /// there: `avx2`, `avx512vbmi`; `scalar` off x86_64): it serves
     /// processors at that level only.
     pub isa: String,
+    /// The processor it serves, as `pipeline::rt::processor()` names it
+    /// (`AuthenticAMD family 25 model 17`), or empty: every processor at
+    /// its level. x86_64 only.
+    pub processor: String,
     /// [`size_class`]: `large`, or the estimated extents.
     pub size: String,
     /// [`layout`]: the input strides the block declares, or empty.
@@ -124,17 +132,19 @@ pub struct Entry {
 /// The entries of a cache file, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CacheFile {
-    /// One per key (name, target, arch, level, size class, layout).
+    /// One per key (name, target, arch, level, processor, size class,
+    /// layout).
     pub entries: Vec<Entry>,
 }
 
 /// The fields of an entry, in the order the writer puts them.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "name",
     "target",
     "algorithm",
     "arch",
     "isa",
+    "processor",
     "size",
     "layout",
     "space",
@@ -155,11 +165,12 @@ impl CacheFile {
                 return Err((
                     table.line,
                     format!(
-                        "a second entry for `{}` ({}, {} at {}, size {}{}): line {} has the first, and the cache keeps one",
+                        "a second entry for `{}` ({}, {} at {}{}, size {}{}): line {} has the first, and the cache keeps one",
                         entry.key.name,
                         entry.key.target.as_str(),
                         entry.key.arch,
                         entry.key.isa,
+                        entry.key.on_processor(),
                         entry.key.size,
                         if entry.key.layout.is_empty() { String::new() } else { format!(", layout {}", entry.key.layout) },
                         first.line
@@ -185,6 +196,9 @@ impl CacheFile {
             let _ = writeln!(s, "algorithm = \"{:016x}\"", k.algorithm);
             let _ = writeln!(s, "arch = {}", toml::basic(&k.arch));
             let _ = writeln!(s, "isa = {}", toml::basic(&k.isa));
+            if !k.processor.is_empty() {
+                let _ = writeln!(s, "processor = {}", toml::basic(&k.processor));
+            }
             let _ = writeln!(s, "size = {}", toml::basic(&k.size));
             if !k.layout.is_empty() {
                 let _ = writeln!(s, "layout = {}", toml::basic(&k.layout));
@@ -204,9 +218,9 @@ impl CacheFile {
         s
     }
 
-    /// The entries that could serve `key` on some architecture and level,
-    /// sorted into usable and stale; `key.arch` and `key.isa` are not
-    /// compared.
+    /// The entries that could serve `key` on some architecture, level and
+    /// processor, sorted into usable and stale; `key.arch`, `key.isa` and
+    /// `key.processor` are not compared.
     pub fn lookup(&self, key: &Key) -> Lookup<'_> {
         let mut found = Lookup::default();
         for e in self
@@ -240,8 +254,8 @@ impl CacheFile {
 /// What [`CacheFile::lookup`] found for a pipeline.
 #[derive(Debug, Default)]
 pub struct Lookup<'a> {
-    /// Entries matching the whole key but the architecture and level (at
-    /// most one per architecture and level).
+    /// Entries matching the whole key but the architecture, level and
+    /// processor (at most one per architecture, level and processor).
     pub fresh: Vec<&'a Entry>,
     /// Entries that would match but were tuned for another algorithm or
     /// schedule space, with why.
@@ -255,8 +269,11 @@ impl Entry {
     /// `from pipeline-schedules.toml line 3: tuned on x86_64 (avx2), ...`.
     pub fn provenance(&self, file: &str) -> String {
         let mut s = format!(
-            "from {file} line {}: tuned on {} ({})",
-            self.line, self.key.arch, self.key.isa
+            "from {file} line {}: tuned on {} ({}{})",
+            self.line,
+            self.key.arch,
+            self.key.isa,
+            self.key.on_processor()
         );
         if let Some(t) = self.time_ns {
             let _ = write!(s, ", {:.3} ms", t as f64 / 1e6);
@@ -271,12 +288,41 @@ impl Entry {
     }
 }
 
+impl Key {
+    /// ` on PROCESSOR` for an entry that names its processor, else empty.
+    pub fn on_processor(&self) -> String {
+        on(&self.processor)
+    }
+}
+
+/// ` on PROCESSOR`, or empty for no processor.
+pub(crate) fn on(processor: &str) -> String {
+    match processor {
+        "" => String::new(),
+        p => format!(" on {p}"),
+    }
+}
+
+/// Whether `name` reads as `pipeline::rt::processor()` names a processor:
+/// `VENDOR family N model M`.
+pub fn is_processor_name(name: &str) -> bool {
+    let words: Vec<&str> = name.split(' ').collect();
+    let number = |w: &str| !w.is_empty() && w.len() <= 10 && w.bytes().all(|b| b.is_ascii_digit());
+    matches!(words.as_slice(),
+        [vendor @ .., "family", f, "model", m]
+            if !vendor.is_empty()
+                && vendor.iter().all(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
+                && number(f)
+                && number(m))
+}
+
 /// Whether two keys claim the same place in the file.
-fn same_slot(a: &Key, b: &Key) -> bool {
+pub fn same_slot(a: &Key, b: &Key) -> bool {
     a.name == b.name
         && a.target == b.target
         && a.arch == b.arch
         && a.isa == b.isa
+        && a.processor == b.processor
         && a.size == b.size
         && a.layout == b.layout
 }
@@ -374,6 +420,21 @@ fn entry(table: &toml::Table) -> Result<Entry, (usize, String)> {
             format!("`{isa}` is not a level of {arch}: {}", levels.join(", ")),
         ));
     }
+    let processor = string("processor")?.unwrap_or_default();
+    if field("processor").is_some() {
+        if arch != "x86_64" || target != Target::Cpu {
+            return Err((
+                line_of("processor"),
+                "only x86_64 CPU entries name a processor".to_string(),
+            ));
+        }
+        if !is_processor_name(&processor) {
+            return Err((
+                line_of("processor"),
+                format!("`{processor}` is not a processor as `pipeline::rt::processor()` names one (e.g. \"AuthenticAMD family 25 model 17\")"),
+            ));
+        }
+    }
     let space = integer("space", u32::MAX as u64)?.ok_or_else(|| missing("space"))? as u32;
     Ok(Entry {
         key: Key {
@@ -382,6 +443,7 @@ fn entry(table: &toml::Table) -> Result<Entry, (usize, String)> {
             algorithm,
             arch,
             isa,
+            processor,
             size: required("size")?,
             layout: string("layout")?.unwrap_or_default(),
             space,
@@ -578,6 +640,7 @@ pub fn key_for(
         algorithm: algorithm_hash(invocation, &pipeline.name).unwrap_or(0),
         arch: arch.into(),
         isa: isa.into(),
+        processor: String::new(),
         size: size_class(pipeline, estimates),
         layout: layout(pipeline, strides),
         space: SPACE_VERSION,
