@@ -256,12 +256,15 @@ impl Session {
 
     /// Builds, verifies and times `candidates`, the first the incumbent:
     /// the ones that ran and agreed with the interpreter, with their times,
-    /// and the winner (the incumbent unless another beat it twice).
+    /// the winner (the incumbent unless another beat it twice) and the
+    /// incumbent as timed in the same run as the winner (a challenger's
+    /// win is timed in a second run, and times of two runs are never
+    /// compared).
     fn round(
         &mut self,
         candidates: &[Candidate],
         log: &mut dyn Report,
-    ) -> Result<(Vec<Timed>, Timed), String> {
+    ) -> Result<(Vec<Timed>, Timed, Timed), String> {
         let invocations: Vec<String> = candidates
             .iter()
             .map(|c| self.tunable.invocation_with(&c.schedule))
@@ -351,7 +354,7 @@ impl Session {
             .find(|t| t.candidate == candidates[0])
             .cloned()
             .ok_or_else(|| format!("`{}` did not run", candidates[0].origin))?;
-        let mut winner = incumbent.clone();
+        let mut winner = (incumbent.clone(), incumbent.clone());
         let challenger = timed.iter().min_by_key(|t| t.min);
         if let Some(c) = challenger.filter(|c| faster(c, &incumbent)) {
             let k = candidates.iter().position(|x| *x == c.candidate).unwrap();
@@ -363,7 +366,7 @@ impl Session {
             let get = |x: &Candidate| again.iter().find(|t| t.candidate == *x).cloned();
             if let (Some(i), Some(c)) = (get(&candidates[0]), get(&c.candidate)) {
                 if faster(&c, &i) {
-                    winner = c;
+                    winner = (c, i);
                 } else {
                     log.line(&format!(
                         "  ({} was faster once, not in the second run)",
@@ -379,7 +382,7 @@ impl Session {
             timed.len(),
             (start.elapsed() - built).as_secs_f64()
         ));
-        Ok((timed, winner))
+        Ok((timed, winner.0, winner.1))
     }
 
     /// Times the candidates that agreed with the interpreter (`good`), or
@@ -479,7 +482,7 @@ fn search(
     log.line(&format!("  round 0: {} candidates", first.len()));
     s.label = "round 0".into();
     let round_start = Instant::now();
-    let (timed, mut best) = s.round(first, log)?;
+    let (timed, mut best, _) = s.round(first, log)?;
     let last_round = round_start.elapsed();
     let auto_first = timed
         .iter()
@@ -572,7 +575,7 @@ fn search(
         ));
         s.label = format!("round {rounds}");
         let round_start = Instant::now();
-        let (timed, winner) = s.round(&candidates, log)?;
+        let (timed, winner, _) = s.round(&candidates, log)?;
         per_candidate = per_candidate.max(round_start.elapsed() / candidates.len() as u32);
         rounds += 1;
         score(&mut runners, &timed, &candidates[0]);
@@ -778,10 +781,14 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
         // 0.88-1.16 of itself on a shared 2-core machine).
         s.timing = (opts.timing.0 * 2, opts.timing.1 * 3);
         s.label = "final run beside auto".into();
-        let (t, winner) = s.round(&pair, log)?;
+        let (t, winner, beside) = s.round(&pair, log)?;
         log.progress(None);
         let get = |c: &Candidate| t.iter().find(|x| x.candidate == *c).cloned();
-        let auto_t = get(&auto).ok_or("the auto-scheduler's choice did not run")?;
+        // Both figures from one run: the winner's, where it won.
+        let auto_t = match opts.report {
+            true => get(&auto).ok_or("the auto-scheduler's choice did not run")?,
+            false => beside,
+        };
         let tuned_t = if opts.report {
             get(&best).ok_or("the cache's entry did not run")?
         } else {
