@@ -18,10 +18,11 @@
 //!    best's neighbours.
 //! 5. Once the best has no untried neighbour, the neighbours of the
 //!    closest runners-up (by time over their round's incumbent) fill the
-//!    rounds. It stops when the budget would run out during the next round
-//!    (from the slowest round so far) or when no neighbour is left; a final
-//!    run times the winner beside the auto-scheduler's choice, and the
-//!    winner goes to `pipeline-schedules.toml` with that time.
+//!    rounds. It stops when the budget would run out during the next
+//!    round and the final run (from the slowest round so far) or when no
+//!    neighbour is left; the final run times the winner beside the
+//!    auto-scheduler's choice, and the winner goes to
+//!    `pipeline-schedules.toml` with that time.
 
 use crate::bench::{Crate, Harness};
 use crate::progress::{Progress, Report};
@@ -515,7 +516,13 @@ fn search(
     // Pairs of steps that each made the last round's incumbent faster,
     // taken together: tried first in the next round.
     let mut pairs: Vec<Candidate> = Vec::new();
-    while start.elapsed() + next_round(per_candidate) < opts.budget {
+    // The final run (the winner beside auto, timed twice as many rounds
+    // three times as long, and again if the winner wins) comes out of the
+    // budget too: a build of two candidates and that timing.
+    let (rounds_of, millis) = opts.timing;
+    let final_timing = Duration::from_millis((2 * 2 * rounds_of * 2 * millis * 3) as u64);
+    let final_run = |per: Duration| per * 2 + final_timing;
+    while start.elapsed() + next_round(per_candidate) + final_run(per_candidate) < opts.budget {
         let mut fresh: Vec<Candidate> = Vec::new();
         for c in pairs.drain(..) {
             if fresh.len() < opts.per_round && tried.insert(normalized(&c.schedule)) {
