@@ -618,7 +618,7 @@ def time_ms(fn, runs):
     return median(ms), min(ms)
 
 
-def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False):
+def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False, lowered=False):
     """Runs the Rust bench; returns ({name: (size, median, min)}, machine), where
     machine holds the bandwidth in GB/s of the faster parallel copy
     ("bandwidth") and of each way of copying ("copy memcpy", "copy
@@ -630,7 +630,8 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False)
     PIPELINE_SCHEDULE=auto (in a target directory of its own, so that the two
     builds do not replace each other): every pipeline under the
     auto-scheduler's choice instead of its schedule block. With `tuned`,
-    under PIPELINE_SCHEDULE=tuned and TUNED_CACHE: the tuner's entries."""
+    under PIPELINE_SCHEDULE=tuned and TUNED_CACHE: the tuner's entries. With
+    `lowered`, machine["lowered"] holds each pipeline's LOWERED text."""
     env = dict(os.environ)
     env.update(HALIDE_COMPARE_RUNS=str(runs), RAYON_NUM_THREADS=str(threads))
     env.pop("HALIDE_COMPARE_DUMP", None)
@@ -651,6 +652,10 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False)
         env["HALIDE_COMPARE_DUMP"] = str(DUMP_AUTO if auto else DUMP_TUNED if tuned else DUMP)
     if isa is not None:
         env["PIPELINE_ISA"] = isa
+    if lowered:
+        env["HALIDE_COMPARE_LOWERED"] = "1"
+    else:
+        env.pop("HALIDE_COMPARE_LOWERED", None)
     cmd = ["cargo", "bench", "--bench", "halide_compare", "--", *names, "copy_bandwidth"]
     print(f"$ {' '.join(cmd)}", file=sys.stderr, flush=True)
     try:
@@ -660,9 +665,18 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False)
         fail("cargo is not on PATH")
     if proc.returncode != 0:
         fail(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); its output:\n{proc.stdout}")
-    results, machine = {}, {}
+    results, machine = {}, {"lowered": {}}
+    text_of = None  # the LOWERED text being read
     for line in proc.stdout.splitlines():
         parts = line.split()
+        marker = re.match(r"(LOWERED|SCHEDULE|RESULT|CACHED|BANDWIDTH|COPY|THREADS|LEVELS|PROCESSOR)( |$)", line)
+        if text_of is not None and not marker:
+            machine["lowered"][text_of].append(line)
+            continue
+        text_of = None
+        if parts[:1] == ["LOWERED"]:
+            text_of = parts[1]
+            machine["lowered"][text_of] = []
         if parts[:1] == ["RESULT"]:
             results[parts[1]] = (parts[2], float(parts[3]), float(parts[4]))
         elif parts[:1] == ["CACHED"]:
@@ -675,6 +689,7 @@ def run_ours(names, runs, threads, dump=True, isa=None, auto=False, tuned=False)
             machine["levels"] = parts[1:]
         elif parts[:1] == ["PROCESSOR"]:
             machine["processor"] = " ".join(parts[1:])
+    machine["lowered"] = {n: "\n".join(lines).strip() for n, lines in machine["lowered"].items()}
     missing = [n for n in names if n not in results]
     if missing or "bandwidth" not in machine:
         fail(f"the bench printed no result for {missing or 'the bandwidth'}; its output:\n{proc.stdout}")
@@ -876,7 +891,7 @@ def main():
         if DUMP_AUTO.exists():
             for old in DUMP_AUTO.glob("*.bin"):
                 old.unlink()
-        ours_auto = run_ours(names, args.runs, threads, auto=True)[0]
+        ours_auto, auto_machine = run_ours(names, args.runs, threads, auto=True, lowered=True)
         lib = Path(hl.__file__).resolve().parent
         for so in AUTOSCHEDULERS.values():
             found = [d / so for d in (lib / "lib64", lib / "lib") if (d / so).exists()]
@@ -917,7 +932,7 @@ def main():
         if DUMP_TUNED.exists():
             for old in DUMP_TUNED.glob("*.bin"):
                 old.unlink()
-        ours_tuned = run_ours(names, args.runs, threads, tuned=True)[0]
+        ours_tuned, tuned_machine = run_ours(names, args.runs, threads, tuned=True, lowered=True)
         for name in names:
             _, _, out_shape, dtype = CASES[name]
             dtype = np.dtype(dtype)
@@ -1147,8 +1162,33 @@ def main():
             + "."
         )
         print()
-        print("| algorithm | ours tuned | ours auto | ours hand | Halide hand | tuned/auto | tuned/Halide hand | fastest: tuned/Halide hand | outputs |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        def runs_here(text):
+            """The section of a LOWERED text this machine runs: its level and
+            processor's, else its level's, else the other levels'."""
+            sections, heading = {}, None
+            for line in text.splitlines():
+                m = re.match(r"// at (.+):$", line)
+                if m:
+                    heading = m.group(1)
+                    sections[heading] = []
+                elif heading is not None:
+                    sections[heading].append(line)
+            if not sections:
+                return text.strip()
+            for key in (f"{running} on {here}", running, "the other levels and processors", "the other levels"):
+                if key in sections:
+                    return "\n".join(sections[key]).strip()
+            return None
+
+        def code_cell(name):
+            tuned_text = runs_here(tuned_machine["lowered"].get(name, ""))
+            auto_text = auto_machine["lowered"].get(name) if auto_on else None
+            if tuned_text is None or auto_text is None:
+                return "?"
+            return "same as auto" if tuned_text == auto_text else "its own"
+
+        print("| algorithm | ours tuned | ours auto | ours hand | Halide hand | tuned/auto | tuned/Halide hand | fastest: tuned/Halide hand | tuned's loop nests | outputs |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
         vs_auto_all, vs_halide_all = [], []
         for name in names:
             t_ms = ours_tuned_ms[name]
@@ -1162,7 +1202,7 @@ def main():
             status = "identical to ours hand-scheduled" if tuned_same[name] else "DIFFER from ours hand-scheduled"
             print(
                 f"| {name} | {median(t_ms):.2f} | {auto_cell} | {median(our_ms[name]):.2f} | {median(their_ms[name]):.2f} "
-                f"| {vs_auto} | {vs_halide:.2f} | {ours_tuned_best[name] / their_best[name]:.2f} | {status} |"
+                f"| {vs_auto} | {vs_halide:.2f} | {ours_tuned_best[name] / their_best[name]:.2f} | {code_cell(name)} | {status} |"
             )
 
         def geomean(xs):
