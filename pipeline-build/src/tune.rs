@@ -237,6 +237,13 @@ struct Timed {
 /// luck: one chose 3 strips for 2 threads).
 const MARGIN: f64 = 0.02;
 
+/// The timing of the final run, whose figure is written and reported:
+/// twice the rounds, three times the time per round (identical code timed
+/// 3 x 100 ms apart read 0.88-1.16 of itself on a shared 2-core machine).
+fn final_timing((rounds, millis): (usize, usize)) -> (usize, usize) {
+    (rounds * 2, millis * 3)
+}
+
 fn faster(a: &Timed, b: &Timed) -> bool {
     let below = |x: u128, y: u128| (x as f64) < y as f64 * (1.0 - MARGIN);
     below(a.min, b.min) && below(a.median, b.median)
@@ -516,11 +523,11 @@ fn search(
     // Pairs of steps that each made the last round's incumbent faster,
     // taken together: tried first in the next round.
     let mut pairs: Vec<Candidate> = Vec::new();
-    // The final run (the winner beside auto, timed twice as many rounds
-    // three times as long, and again if the winner wins) comes out of the
-    // budget too: a build of two candidates and that timing.
-    let (rounds_of, millis) = opts.timing;
-    let final_timing = Duration::from_millis((2 * 2 * rounds_of * 2 * millis * 3) as u64);
+    // The final run (the winner beside auto, at `final_timing`, and again
+    // if the winner wins) comes out of the budget too: a build of two
+    // candidates and two timings of both.
+    let (rounds_of, millis) = final_timing(opts.timing);
+    let final_timing = Duration::from_millis((2 * 2 * rounds_of * millis) as u64);
     let final_run = |per: Duration| per * 2 + final_timing;
     while start.elapsed() + next_round(per_candidate) + final_run(per_candidate) < opts.budget {
         let mut fresh: Vec<Candidate> = Vec::new();
@@ -783,10 +790,7 @@ pub fn tune(opts: &Options, log: &mut dyn Report) -> Result<Vec<Outcome>, String
         } else {
             vec![auto.clone(), best.clone()]
         };
-        // The figure written and reported: twice the rounds, three times
-        // the time per round (identical code timed 3 x 100 ms apart read
-        // 0.88-1.16 of itself on a shared 2-core machine).
-        s.timing = (opts.timing.0 * 2, opts.timing.1 * 3);
+        s.timing = final_timing(opts.timing);
         s.label = "final run beside auto".into();
         let (t, winner, beside) = s.round(&pair, log)?;
         log.progress(None);

@@ -186,15 +186,10 @@ pub fn processor() -> &'static str {
 fn identified() -> String {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::__cpuid;
-        // SAFETY: every x86-64 processor has CPUID and its leaves 0 and 1.
+        // SAFETY: every x86-64 processor has CPUID and its leaf 1.
         #[allow(unused_unsafe)]
-        let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1).eax) };
-        let mut bytes = [0u8; 12];
-        for (at, word) in [vendor.ebx, vendor.edx, vendor.ecx].into_iter().enumerate() {
-            bytes[4 * at..4 * at + 4].copy_from_slice(&word.to_le_bytes());
-        }
-        let vendor: String = bytes
+        let signature = unsafe { core::arch::x86_64::__cpuid(1).eax };
+        let vendor: String = vendor()
             .iter()
             .map(|&b| if b.is_ascii_graphic() { b as char } else { ' ' })
             .collect();
@@ -220,17 +215,23 @@ fn identified() -> String {
     String::new()
 }
 
+/// CPUID leaf 0's vendor string (EBX, EDX, ECX).
+#[cfg(target_arch = "x86_64")]
+fn vendor() -> [u8; 12] {
+    // SAFETY: every x86-64 processor has CPUID and its leaf 0.
+    #[allow(unused_unsafe)]
+    let r = unsafe { core::arch::x86_64::__cpuid(0) };
+    let mut bytes = [0u8; 12];
+    for (at, word) in [r.ebx, r.edx, r.ecx].into_iter().enumerate() {
+        bytes[4 * at..4 * at + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    bytes
+}
+
 /// Whether the processor's vendor is Intel.
 fn intel() -> bool {
     #[cfg(target_arch = "x86_64")]
-    {
-        // CPUID leaf 0's vendor string, in EBX, EDX, ECX.
-        #[allow(unused_unsafe)]
-        // SAFETY: every x86-64 processor has CPUID and its leaf 0.
-        let r = unsafe { core::arch::x86_64::__cpuid(0) };
-        let word = |w: &[u8; 4]| u32::from_le_bytes(*w);
-        (r.ebx, r.edx, r.ecx) == (word(b"Genu"), word(b"ineI"), word(b"ntel"))
-    }
+    return &vendor() == b"GenuineIntel";
     #[cfg(not(target_arch = "x86_64"))]
     false
 }

@@ -48,71 +48,79 @@ pub fn generate_levels(input: &Input, levels: &[Level]) -> Generated {
     levels.sort_by_key(|l| l.processor.is_empty());
     let by_processor = levels.iter().any(|l| !l.processor.is_empty());
     // The variants, each with its module's name, the pattern it serves
-    // (`None`: the others), its kernels and whether it is the
+    // (`None`: the others), its kernels and whether it runs the
     // auto-scheduler's code: a level's variant runs at that level only, so
     // it has the one kernel the level runs (ARCHITECTURE.md, *The schedule
     // cache*: what an entry adds to a build). An entry whose lowering is
     // the auto-scheduler's (the tuner found nothing faster) runs the
     // auto-scheduler's module and only says its own `SCHEDULE`.
-    let mut variants: Vec<(Code, Option<Code>, &crate::Lowered, KernelLevels, bool)> = Vec::new();
+    struct Variant<'a> {
+        module: Code,
+        pattern: Option<Code>,
+        level: Option<Level<'a>>,
+        lowered: &'a crate::Lowered,
+        kernels: KernelLevels,
+        shared: bool,
+    }
+    let mut variants: Vec<Variant> = Vec::new();
     for l in &levels {
-        let variant = LEVELS.iter().find(|(n, _)| *n == l.isa).map(|(_, v)| *v);
-        // (The cache's parser admits only these names.)
-        if let Some(v) = variant {
-            let isa = word!("::pipeline::rt::Isa::{v}");
-            let (module, pattern) = match (by_processor, l.processor) {
-                (false, _) => (word!("__{}", l.isa.replace('.', "_")), isa),
-                (true, "") => (word!("__{}", l.isa.replace('.', "_")), code!((#isa, _))),
-                (true, p) => {
-                    let mut module = format!("__{}_{}", l.isa.replace('.', "_"), sanitize(p));
-                    // (Two names that differ only where sanitized.)
-                    if variants
-                        .iter()
-                        .any(|v| v.0.as_str() == module.to_lowercase())
-                    {
-                        module += &format!("_{}", variants.len());
-                    }
-                    let p = p.to_string();
-                    (Code::word(module.to_lowercase()), code!((#isa, #p)))
+        // (The cache's parser admits only the names of `LEVELS`.)
+        let Some(v) = LEVELS.iter().find(|(n, _)| *n == l.isa).map(|(_, v)| *v) else {
+            continue;
+        };
+        let isa = word!("::pipeline::rt::Isa::{v}");
+        let mut module = format!("__{}", l.isa.replace('.', "_"));
+        let pattern = match (by_processor, l.processor) {
+            (false, _) => isa,
+            (true, "") => code!((#isa, _)),
+            (true, p) => {
+                module = format!("{module}_{}", sanitize(p).to_lowercase());
+                // (Two names that differ only where sanitized.)
+                if variants.iter().any(|v| v.module.as_str() == module) {
+                    module += &format!("_{}", variants.len());
                 }
-            };
-            variants.push((
-                module,
-                Some(pattern),
-                l.lowered,
-                input.kernels.only_at(l.isa),
-                l.lowered.same_code(input.lowered),
-            ));
-        }
+                let p = p.to_string();
+                code!((#isa, #p))
+            }
+        };
+        variants.push(Variant {
+            module: Code::word(module),
+            pattern: Some(pattern),
+            level: Some(*l),
+            lowered: l.lowered,
+            kernels: input.kernels.only_at(l.isa),
+            shared: l.lowered.same_code(input.lowered),
+        });
     }
     // The auto-scheduler's serves the other levels: the kernels only
-    // levels with code of their own for every processor would run are
+    // levels whose every processor runs code of its own would run are
     // left out.
-    let runs_auto = |isa: &str| {
-        levels
-            .iter()
-            .zip(&variants)
-            .any(|(l, v)| l.isa == isa && v.4)
-    };
-    let names: Vec<&str> = levels
-        .iter()
-        .zip(&variants)
-        .filter(|(l, v)| l.processor.is_empty() && !v.4 && !runs_auto(l.isa))
+    let entries = || variants.iter().filter_map(|v| Some((v.level?, v.shared)));
+    let runs_auto = |isa: &str| entries().any(|(l, shared)| l.isa == isa && shared);
+    let names: Vec<&str> = entries()
+        .filter(|&(l, shared)| l.processor.is_empty() && !shared && !runs_auto(l.isa))
         .map(|(l, _)| l.isa)
         .collect();
     let others = input.kernels.except_at(&names);
-    variants.push((Code::word("__auto"), None, input.lowered, others, false));
     let auto = Code::word("__auto");
+    variants.push(Variant {
+        module: auto.clone(),
+        pattern: None,
+        level: None,
+        lowered: input.lowered,
+        kernels: others,
+        shared: false,
+    });
     let parts: Vec<Option<Parts>> = variants
         .iter()
-        .map(|&(_, _, lowered, kernels, shared)| {
+        .map(|v| {
             let one = Input {
-                lowered,
-                kernels,
+                lowered: v.lowered,
+                kernels: v.kernels,
                 extra: Code::new(),
                 ..*input
             };
-            (!shared).then(|| generate_parts(&one, true))
+            (!v.shared).then(|| generate_parts(&one, true))
         })
         .collect();
 
@@ -120,9 +128,9 @@ pub fn generate_levels(input: &Input, levels: &[Level]) -> Generated {
     // `then(module, lowered, shared)` of each variant.
     type Arm<'a> = &'a dyn Fn(&Code, &crate::Lowered, bool) -> Code;
     let dispatch = |then: Arm| -> Code {
-        let arms = variants.iter().map(|(module, isa, lowered, _, shared)| {
-            let call = then(module, lowered, *shared);
-            match isa {
+        let arms = variants.iter().map(|v| {
+            let call = then(&v.module, v.lowered, v.shared);
+            match &v.pattern {
                 Some(isa) => code!(#isa => #call,),
                 None => code!(_ => #call,),
             }
@@ -177,7 +185,8 @@ pub fn generate_levels(input: &Input, levels: &[Level]) -> Generated {
     );
     let all_lowered = raw_string(&headed(&|l| l.text()));
 
-    let modules = variants.iter().zip(&parts).filter_map(|((module, ..), p)| {
+    let modules = variants.iter().zip(&parts).filter_map(|(v, p)| {
+        let module = &v.module;
         let Parts {
             params,
             body,
