@@ -122,6 +122,29 @@ blur_with_schedule!(parallel_columns_and_unrolled_rows, {
     out.split(x, xo, xi, 9).parallel(xo).unroll(y, 4);
     blur_x.compute_root().parallel(x).unroll(x, 2);
 });
+blur_with_schedule!(unrolled_vectors, {
+    out.split(y, yo, yi, 8)
+        .parallel(yo)
+        .vectorize(x, 16)
+        .unroll(x, 2);
+    blur_x
+        .store_at(out, yo)
+        .compute_at(out, yi)
+        .vectorize(x, 8)
+        .unroll(x, 2)
+        .unroll(x, 2);
+});
+blur_with_schedule!(split_vectorized_and_unrolled, {
+    out.split(x, xo, xi, 32)
+        .vectorize(xi, 16)
+        .unroll(xi, 2)
+        .parallel(y);
+    blur_x
+        .compute_at(out, y)
+        .split(x, xo, xi, 24)
+        .vectorize(xi, 8)
+        .unroll(xi, 3);
+});
 blur_with_schedule!(nested_splits, {
     out.split(y, yo, yi, 16)
         .split(yi, yio, yii, 4)
@@ -260,6 +283,35 @@ fn schedule_text_shows_the_directives_that_ran() {
         tiled::LOWERED
     );
     assert!(tiled::LOWERED.contains("for out.xi"), "{}", tiled::LOWERED);
+}
+
+/// `vectorize(x, 16).unroll(x, 2)` runs as blocks of two whole vectors:
+/// one split of 32 (the last block shifted inwards), its inner part cut
+/// in two exactly, so the steady state has no guard and the last block
+/// runs as vectors whenever the row holds one block (`select(e >= 32,
+/// 15, ..)`). Each split shifting on its own, the ends were guarded lane
+/// by lane and ran 15 to 37 times slower than without the unroll.
+#[test]
+fn unrolled_vectors_run_as_blocks_of_whole_vectors() {
+    blur!(unrolled, {
+        out.split(y, yo, yi, 8)
+            .parallel(yo)
+            .vectorize(x, 16)
+            .unroll(x, 2);
+        blur_x.compute_at(out, yi).vectorize(x, 16);
+    });
+    let lowered = unrolled::LOWERED;
+    let steady = "for out.x in 0..=min((((out.extent.x + 31) / 32) - 1), ((out.extent.x - 32) / 32)) {\n        unrolled for out.x_u in 0..=1 {\n          vectorized for out.x_v in 0..=15 {";
+    assert!(lowered.contains(steady), "{lowered}");
+    let after_steady = &lowered[lowered.find(steady).unwrap()..];
+    let body = &after_steady[..after_steady
+        .find("for out.x in")
+        .unwrap_or(after_steady.len())];
+    assert!(!body.contains("< out.extent.x"), "{body}");
+    assert!(
+        lowered.contains("vectorized for out.x_v in 0..=select((out.extent.x >= 32), 15, min(15, ((out.extent.x - ((out.x * 32) + (out.x_u * 16))) - 1))) {"),
+        "{lowered}"
+    );
 }
 
 #[test]

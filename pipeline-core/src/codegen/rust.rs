@@ -166,6 +166,10 @@ pub(super) struct Gen<'a> {
     /// The values each enclosing loop hoisted ([`Gen::hoist_loads`]),
     /// innermost last, for [`Gen::hoisted_value`].
     hoisted_scopes: std::cell::RefCell<Vec<Vec<(Expr, Code)>>>,
+    /// The enclosing loops of constant range (`lo`, `hi`), as an unrolled
+    /// loop has: a vector loop's guard may be proved for each of their
+    /// values.
+    pub(super) constant_loops: std::cell::RefCell<Vec<(LoopVar, i128, i128)>>,
     /// What the vector loops emitted so far (outside the stages that run
     /// at the narrow level) ask of the instruction-set levels.
     pub(super) needs: std::cell::Cell<Needs>,
@@ -451,9 +455,21 @@ impl<'a> Gen<'a> {
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
                 self.readable.borrow_mut().push(Name::Loop(var.clone()));
+                let constant = match (min.as_int(), max.as_int()) {
+                    (Some(lo), Some(hi)) if *kind != LoopKind::Vectorized => {
+                        Some((var.clone(), lo, hi))
+                    }
+                    _ => None,
+                };
+                let pushed = constant
+                    .map(|c| self.constant_loops.borrow_mut().push(c))
+                    .is_some();
                 self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
+                if pushed {
+                    self.constant_loops.borrow_mut().pop();
+                }
                 self.readable.borrow_mut().truncate(scope);
                 self.hoisted_scopes.borrow_mut().pop();
                 let (lo, hi) = (self.expr(min, None, None), self.expr(max, None, None));
@@ -628,6 +644,7 @@ impl<'a> Gen<'a> {
             loop_depth: Default::default(),
             hoisted: Default::default(),
             hoisted_scopes: Default::default(),
+            constant_loops: Default::default(),
             needs: Default::default(),
             values: crate::analysis::values::ValueBounds::new(p),
             f32_reciprocals: Default::default(),

@@ -180,7 +180,8 @@ impl Lowerer<'_> {
     fn stage(&mut self, f: FuncId, k: usize, region: &[(Expr, Expr)]) -> Stmt {
         let p = self.p;
         let func = &p.funcs[f];
-        let st = self.sched.funcs[f].stage(k);
+        let st = self.sched.funcs[f].stage(k).with_nested_splits_merged();
+        let st = &*st;
         let loop_var = |name: &str| LoopVar {
             func: f,
             stage: k,
@@ -270,7 +271,7 @@ impl Lowerer<'_> {
         }
         let kind_of = |name: &str| st.dims.iter().find(|d| d.name == name).map(|d| d.kind);
         let mut guards = Vec::new();
-        let mut offsets: HashMap<String, Expr> = HashMap::default();
+        let mut tails: HashMap<String, Tail> = HashMap::default();
         let split = Split {
             st,
             region: &ranges,
@@ -282,7 +283,7 @@ impl Lowerer<'_> {
         let coords: Vec<Expr> = st
             .roots
             .iter()
-            .map(|r| simplify(&value(r, &split, &mut guards, &mut offsets)))
+            .map(|r| simplify(&value(r, &split, &mut guards, &mut tails)))
             .collect();
 
         let loops: Vec<Loop> = st
@@ -292,7 +293,8 @@ impl Lowerer<'_> {
                 // No slabs of a dimension whose storage is folded (a
                 // sliding window's): a slab is a range of coordinates, which
                 // folding wraps around. A parallel loop over it runs serial.
-                let folded = |d: usize| matches!(self.sliding.get(&f), Some(&(s, Some(_))) if s == d);
+                let folded =
+                    |d: usize| matches!(self.sliding.get(&f), Some(&(s, Some(_))) if s == d);
                 let slab = |i: usize, step: i64| {
                     roots[i].writes.filter(|&d| !folded(d)).map(|d| Slab {
                         func: f,
@@ -306,27 +308,46 @@ impl Lowerer<'_> {
                     None => {
                         let e = extent[dim.name.as_str()].clone();
                         let parent = st.split_creating_outer(&dim.name);
-                        let slab = parent.and_then(|s| root_dim(&s.old).and_then(|i| slab(i, s.factor)));
+                        let slab =
+                            parent.and_then(|s| root_dim(&s.old).and_then(|i| slab(i, s.factor)));
                         let e_static = e.clone();
                         let mut max = bin(BinOp::Sub, e, i64c(1));
                         // The inner loop of a split stops at the end of the
                         // region when its outer loop encloses it (the guard
                         // then never fails, and empty tails cost nothing).
-                        if let Some(s) = st.splits.iter().find(|s| s.inner == dim.name) {
-                            let outside = matches!((st.position(&s.outer), st.position(&dim.name)), (Some(o), Some(i)) if o > i);
-                            if let (true, Some(offset)) = (outside, offsets.get(&dim.name)) {
-                                let left = |offset: &Expr| bin(BinOp::Sub, bin(BinOp::Sub, extent[s.old.as_str()].clone(), i64c(1)), offset.clone());
-                                max = match &offset.kind {
+                        if let Some(tail) = tails.get(&dim.name) {
+                            let here = st.position(&dim.name);
+                            let outside = tail.outside.iter().all(
+                                |o| matches!((st.position(o), here), (Some(o), Some(i)) if o > i),
+                            );
+                            if outside {
+                                let left = |offset: &Expr| {
+                                    bin(
+                                        BinOp::Sub,
+                                        bin(BinOp::Sub, tail.extent.clone(), i64c(1)),
+                                        offset.clone(),
+                                    )
+                                };
+                                max = match &tail.offset.kind {
                                     // A shifted split: every iteration is whole
                                     // when the extent allows it (`select(e >=
                                     // n, n - 1, ..)`, which loop partitioning
                                     // reduces to `n - 1` in the steady state).
-                                    ExprKind::Select(c, _, plain) => Expr::select((**c).clone(), max.clone(), bin(BinOp::Min, max, left(plain))),
-                                    _ => bin(BinOp::Min, max, left(offset)),
+                                    ExprKind::Select(c, _, plain) => Expr::select(
+                                        (**c).clone(),
+                                        max.clone(),
+                                        bin(BinOp::Min, max, left(&tail.before(plain))),
+                                    ),
+                                    _ => bin(BinOp::Min, max, left(&tail.before(&tail.offset))),
                                 };
                             }
                         }
-                        (i64c(0), simplify(&max), slab, Some(simplify(&bin(BinOp::Sub, e_static, i64c(1)))))
+                        (
+                            i64c(0),
+                            simplify(&max),
+                            slab,
+                            Some(simplify(&bin(BinOp::Sub, e_static, i64c(1)))),
+                        )
                     }
                 };
                 let parallel = dim.kind == LoopKind::Parallel && slab.is_some();
@@ -375,6 +396,24 @@ impl Lowerer<'_> {
             };
         }
         for (i, lp) in loops.iter().enumerate() {
+            // A serial loop of one iteration (`split(x, xo, xi, 64)
+            // .vectorize(xi, 32).unroll(xi, 2)` leaves `xi` one) is its
+            // body at that iteration, which later passes see through.
+            let once = matches!((lp.min.as_int(), lp.max.as_int()), (Some(a), Some(b)) if a == b)
+                && matches!(lp.kind, LoopKind::Serial | LoopKind::Unrolled);
+            let hosts = k == 0
+                && self.live.iter().any(|&h| {
+                    matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && **var == *lp.var.name)
+                        || matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && **w == *lp.var.name)
+                });
+            if once && !hosts {
+                let at = lp.min.clone();
+                body = body.map_exprs(&mut |e| match e.uses_loop(&lp.var) {
+                    true => simplify(&e.with_loop(&lp.var, &at)),
+                    false => e.clone(),
+                });
+                continue;
+            }
             if k > 0 {
                 // Funcs are computed and stored only at pure loops.
                 body = Stmt::For {
@@ -785,6 +824,31 @@ pub(crate) fn linear_difference(a: &Expr, b: &Expr) -> Option<i128> {
     ts.iter().all(|(_, w)| *w == 0).then_some(c)
 }
 
+/// Where the last loop of a split's inner part starts (a split's inner
+/// loop, or the innermost loop of a block of merged nested splits), so
+/// that it stops at the end of the region instead of being guarded.
+struct Tail {
+    /// The split's offset: `select(e >= n, min(xo * n, e - n), xo * n)` for
+    /// a shifted split.
+    offset: Expr,
+    /// The block's loops outside this one, as `x_u * 32` (none for a
+    /// split's inner loop).
+    within: Vec<Expr>,
+    /// The extent of the split variable.
+    extent: Expr,
+    /// The loops `offset` and `within` name, which must enclose this one.
+    outside: Vec<String>,
+}
+
+impl Tail {
+    /// Where this loop starts given the split's offset.
+    fn before(&self, offset: &Expr) -> Expr {
+        self.within
+            .iter()
+            .fold(offset.clone(), |acc, w| bin(BinOp::Add, acc, w.clone()))
+    }
+}
+
 /// A variable's value: a loop's own value, or the sum its split defines.
 /// Roots are absolute coordinates, every other variable counts from 0.
 /// What the value of a stage's variables depends on.
@@ -801,12 +865,12 @@ struct Split<'a> {
 }
 
 /// The value of variable `name` (see [`Split`]); records the guard of each
-/// split and, for an inner variable that is a loop, its outer offset.
+/// split and, for the loop of a split's last lanes, its [`Tail`].
 fn value(
     name: &str,
     sp: &Split,
     guards: &mut Vec<Expr>,
-    offsets: &mut HashMap<String, Expr>,
+    tails: &mut HashMap<String, Tail>,
 ) -> Expr {
     let Split {
         st,
@@ -824,14 +888,15 @@ fn value(
         .iter()
         .find(|s| s.old == name)
         .expect("a variable is a loop or was split");
-    let outer = value(&s.outer, sp, guards, offsets);
-    let inner = value(&s.inner, sp, guards, offsets);
+    let outer = value(&s.outer, sp, guards, tails);
+    let inner = value(&s.inner, sp, guards, tails);
     let e = extent[name].clone();
     let n = i64c(s.factor);
     let plain = bin(BinOp::Mul, outer, n.clone());
+    let exact = divides(s, extent);
     let parallel_below =
         descendants(st, name).any(|v| kind_of(v).is_some_and(LoopKind::is_concurrent));
-    let offset = if parallel_below || !shift {
+    let offset = if exact || parallel_below || !shift {
         plain
     } else {
         // Shift the last iteration inwards when the extent allows it.
@@ -841,15 +906,67 @@ fn value(
             plain,
         )
     };
-    if kind_of(&s.inner).is_some() {
-        offsets.insert(s.inner.clone(), offset.clone());
+    if !exact {
+        // The loop of the last lanes: the inner one, or, when the last
+        // iteration shifts inwards, through the exact splits of the inner
+        // part by unrolled loops, their innermost (which runs whole
+        // vectors once the extent allows the shift).
+        let mut last = &s.inner;
+        let mut within = Vec::new();
+        let mut outside = vec![s.outer.clone()];
+        let shifted = matches!(offset.kind, ExprKind::Select(..));
+        while let Some(b) = st
+            .splits
+            .iter()
+            .find(|b| shifted && b.old == *last && divides(b, extent))
+        {
+            // Through unrolled loops and loops of one iteration only: loop
+            // partitioning finds where a serial loop's guard holds itself.
+            let once = simplify(&extent[b.outer.as_str()]).as_int() == Some(1);
+            if !(kind_of(&b.outer) == Some(LoopKind::Unrolled)
+                || once && kind_of(&b.outer).is_some())
+            {
+                break;
+            }
+            within.push(bin(
+                BinOp::Mul,
+                Expr::new(ExprKind::Loop(loop_var(&b.outer)), Type::I64),
+                i64c(b.factor),
+            ));
+            outside.push(b.outer.clone());
+            last = &b.inner;
+        }
+        if kind_of(last).is_some() {
+            tails.insert(
+                last.clone(),
+                Tail {
+                    offset: offset.clone(),
+                    within,
+                    extent: e.clone(),
+                    outside,
+                },
+            );
+        }
     }
     let rel = bin(BinOp::Add, offset, inner);
-    guards.push(bin(BinOp::Lt, rel.clone(), e));
+    if !exact {
+        guards.push(bin(BinOp::Lt, rel.clone(), e));
+    }
     match st.roots.iter().position(|r| r == name) {
         Some(d) => bin(BinOp::Add, region[d].0.clone(), rel),
         None => rel,
     }
+}
+
+/// Whether split `s`, one of merged nested splits, cuts a constant extent
+/// into whole pieces: then it has no tail and needs no guard. (A user's
+/// split of a constant extent keeps its shift and guard, which loop
+/// partitioning resolves.)
+fn divides(s: &crate::schedule::Split, extent: &HashMap<&str, Expr>) -> bool {
+    StageSchedule::is_merged(s)
+        && simplify(&extent[s.old.as_str()])
+            .as_int()
+            .is_some_and(|c| c % i128::from(s.factor) == 0)
 }
 
 /// The variables a split tree produces below `name`.

@@ -178,6 +178,68 @@ impl StageSchedule {
     pub fn split_creating_outer(&self, name: &str) -> Option<&Split> {
         self.splits.iter().find(|s| s.outer == name)
     }
+
+    /// Whether split `s` is one that
+    /// [`with_nested_splits_merged`](Self::with_nested_splits_merged) made,
+    /// of a block or into one (blocks are named `inner.inner`, which no
+    /// variable is).
+    pub fn is_merged(s: &Split) -> bool {
+        s.old.contains('.') || s.inner.contains('.')
+    }
+
+    /// The same loops with every split of an earlier split's outer loop
+    /// rewritten as one split of the earlier one's variable by the product
+    /// of the factors, whose inner part (of constant extent) the second
+    /// split then cuts exactly:
+    ///
+    /// ```text
+    /// vectorize(x, 32).unroll(x, 2):  x#1 -> (x#2, x_v, 32), x#2 -> (x, x_u, 2)
+    ///                            =>   x#1 -> (x, x_u.x_v, 64), x_u.x_v -> (x_u, x_v, 32)
+    /// ```
+    ///
+    /// Both cover the same points, but the first handles the ends twice
+    /// (shifting the last vector inwards inside a last pair shifted
+    /// inwards, or two guards), which loop synthesis cannot prove away;
+    /// the second has one tail, at the granularity of the whole block, as a
+    /// single split of 64 has. Lowering uses this form; schedules keep what
+    /// the user wrote.
+    pub fn with_nested_splits_merged(&self) -> std::borrow::Cow<'_, StageSchedule> {
+        let nested = |st: &StageSchedule| {
+            (0..st.splits.len()).find_map(|b| {
+                let old = &st.splits[b].old;
+                (0..b).find(|&a| st.splits[a].outer == *old).map(|a| (a, b))
+            })
+        };
+        if nested(self).is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut st = self.clone();
+        while let Some((a, b)) = nested(&st) {
+            let (first, second) = (st.splits[a].clone(), st.splits[b].clone());
+            let block = format!("{}.{}", second.inner, first.inner);
+            st.splits[a] = Split {
+                old: first.old,
+                outer: second.outer,
+                inner: block.clone(),
+                factor: first.factor * second.factor,
+            };
+            // Right after the block's split, before any split of
+            // `first.inner` (loop synthesis takes extents in this order).
+            st.splits.remove(b);
+            st.splits.insert(
+                a + 1,
+                Split {
+                    old: block,
+                    outer: second.inner,
+                    inner: first.inner,
+                    factor: first.factor,
+                },
+            );
+        }
+        // Each step gives one split a fresh variable to split, which no
+        // split creates as its outer loop: at most one step per split.
+        std::borrow::Cow::Owned(st)
+    }
 }
 
 /// Where a func is computed.

@@ -61,7 +61,40 @@ impl Lanes<'_, '_> {
                 linear &= comparison(n);
             }
         });
-        linear && holds_in_first_and_last(cond, self.var, self.first, self.w)
+        linear
+            && self.for_each_constant_loop_value(cond, &|c| {
+                holds_in_first_and_last(c, self.var, self.first, self.w)
+            })
+    }
+
+    /// Whether `holds` holds of `cond`, or else of `cond` for every value
+    /// of the enclosing loops of constant range that it names
+    /// (`vectorize(x, 16).unroll(x, 2)`: the guard of the last pair of
+    /// vectors holds in both), when they have at most 64 combinations.
+    fn for_each_constant_loop_value(&self, cond: &Expr, holds: &dyn Fn(&Expr) -> bool) -> bool {
+        if holds(cond) {
+            return true;
+        }
+        let constant = self.g.constant_loops.borrow();
+        let used: Vec<&(LoopVar, i128, i128)> = constant
+            .iter()
+            .filter(|(v, _, _)| cond.uses_loop(v))
+            .collect();
+        let combinations = used.iter().try_fold(1i128, |n, (_, lo, hi)| {
+            n.checked_mul(hi - lo + 1).filter(|&n| n <= 64)
+        });
+        let Some(combinations) = combinations else {
+            return false;
+        };
+        (0..combinations).all(|mut k| {
+            let mut c = cond.clone();
+            for (v, lo, hi) in &used {
+                let n = hi - lo + 1;
+                c = c.with_loop(v, &Expr::i64(lo + k % n));
+                k /= n;
+            }
+            holds(&c)
+        })
     }
 
     /// `e` as `base + i * stride` in lane `i` (stride 0: uniform), if it is
