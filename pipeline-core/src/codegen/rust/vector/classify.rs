@@ -62,7 +62,7 @@ impl Lanes<'_, '_> {
             }
         });
         linear
-            && self.for_each_constant_loop_value(cond, &|c| {
+            && self.holds_for_constant_loops(cond, &|c| {
                 holds_in_first_and_last(c, self.var, self.first, self.w)
             })
     }
@@ -71,7 +71,7 @@ impl Lanes<'_, '_> {
     /// of the enclosing loops of constant range that it names
     /// (`vectorize(x, 16).unroll(x, 2)`: the guard of the last pair of
     /// vectors holds in both), when they have at most 64 combinations.
-    fn for_each_constant_loop_value(&self, cond: &Expr, holds: &dyn Fn(&Expr) -> bool) -> bool {
+    fn holds_for_constant_loops(&self, cond: &Expr, holds: &dyn Fn(&Expr) -> bool) -> bool {
         if holds(cond) {
             return true;
         }
@@ -80,6 +80,9 @@ impl Lanes<'_, '_> {
             .iter()
             .filter(|(v, _, _)| cond.uses_loop(v))
             .collect();
+        if used.is_empty() {
+            return false;
+        }
         let combinations = used.iter().try_fold(1i128, |n, (_, lo, hi)| {
             n.checked_mul(hi - lo + 1).filter(|&n| n <= 64)
         });
