@@ -303,10 +303,12 @@ fn unrolled_vectors_run_as_blocks_of_whole_vectors() {
     let lowered = unrolled::LOWERED;
     let steady = "for out.x in 0..=min((((out.extent.x + 31) / 32) - 1), ((out.extent.x - 32) / 32)) {\n        unrolled for out.x_u in 0..=1 {\n          vectorized for out.x_v in 0..=15 {";
     assert!(lowered.contains(steady), "{lowered}");
-    let after_steady = &lowered[lowered.find(steady).unwrap()..];
+    // The steady state's body, up to the next loop over `out.x`.
+    let after_steady = &lowered[lowered.find(steady).unwrap() + steady.len()..];
     let body = &after_steady[..after_steady
         .find("for out.x in")
         .unwrap_or(after_steady.len())];
+    assert!(body.contains("out(x, y) ="), "{body}");
     assert!(!body.contains("< out.extent.x"), "{body}");
     assert!(
         lowered.contains("vectorized for out.x_v in 0..=select((out.extent.x >= 32), 15, min(15, ((out.extent.x - ((out.x * 32) + (out.x_u * 16))) - 1))) {"),

@@ -527,8 +527,8 @@ fn search(
     // if the winner wins) comes out of the budget too: a build of two
     // candidates and two timings of both.
     let (rounds_of, millis) = final_timing(opts.timing);
-    let final_timing = Duration::from_millis((2 * 2 * rounds_of * millis) as u64);
-    let final_run = |per: Duration| per * 2 + final_timing;
+    let final_timings = Duration::from_millis((2 * 2 * rounds_of * millis) as u64);
+    let final_run = |per: Duration| per * 2 + final_timings;
     while start.elapsed() + next_round(per_candidate) + final_run(per_candidate) < opts.budget {
         let mut fresh: Vec<Candidate> = Vec::new();
         for c in pairs.drain(..) {

@@ -487,7 +487,7 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
                 }
             }
         }
-        out.extend(column_tiles(p, stmts, i));
+        out.extend(column_tiles(p, stmts, i, f));
         if !p.outputs.contains(&f) && p.funcs[f].updates.is_empty() && !has("compute_inline") {
             out.push((
                 with(vec![("compute_inline".into(), Vec::new())]),
@@ -506,17 +506,27 @@ fn neighbours(p: &Pipeline, stmts: &[Statement]) -> Vec<(Vec<Statement>, String)
 /// A statement's directives: names and arguments.
 type Directives = Vec<(String, Vec<String>)>;
 
-/// Statement `i`'s strips of rows cut into column tiles, 256 and 1024
+/// Directive `name(args)`.
+fn directive(name: &str, args: &[&str]) -> (String, Vec<String>) {
+    (
+        name.to_string(),
+        args.iter().map(|a| a.to_string()).collect(),
+    )
+}
+
+/// Statement `i`'s (about func `f`) strips of rows cut into column tiles, 256 and 1024
 /// columns wide, the funcs stored or computed per strip moved into each
 /// tile: the rows a sliding window keeps are then as wide as a tile, not
 /// as the image (a 5x5 Gaussian of 4096 columns ran 10% faster on a Zen 4
 /// with them in L1). Only a func whose first dimension is not split
 /// otherwise than by its vectors, and which hosts funcs at its strips.
-fn column_tiles(p: &Pipeline, stmts: &[Statement], i: usize) -> Vec<(Vec<Statement>, String)> {
-    let st = &stmts[i];
-    let Some(func) = p.funcs.iter().find(|f| f.name == st.subject) else {
-        return Vec::new();
-    };
+fn column_tiles(
+    p: &Pipeline,
+    stmts: &[Statement],
+    i: usize,
+    f: usize,
+) -> Vec<(Vec<Statement>, String)> {
+    let (st, func) = (&stmts[i], &p.funcs[f]);
     let Some(x) = func.vars.first() else {
         return Vec::new();
     };
@@ -555,7 +565,6 @@ fn column_tiles(p: &Pipeline, stmts: &[Statement], i: usize) -> Vec<(Vec<Stateme
     if !hosts {
         return Vec::new();
     }
-    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     [256, 1024]
         .into_iter()
         .map(|t| {
@@ -566,11 +575,8 @@ fn column_tiles(p: &Pipeline, stmts: &[Statement], i: usize) -> Vec<(Vec<Stateme
                     a[0] = xi.clone();
                 }
             }
-            ds.insert(
-                at + 1,
-                ("split".into(), strings(&[x, &xo, &xi, &t.to_string()])),
-            );
-            ds.insert(at + 2, ("reorder".into(), strings(&[&xi, &yi, &xo, &yo])));
+            ds.insert(at + 1, directive("split", &[x, &xo, &xi, &t.to_string()]));
+            ds.insert(at + 2, directive("reorder", &[&xi, &yi, &xo, &yo]));
             for s in next.iter_mut() {
                 for (d, a) in s.directives.iter_mut() {
                     if per_strip(d, a) {
@@ -602,20 +608,14 @@ fn uninlined(p: &Pipeline, stmts: &[Statement], f: usize) -> Vec<(Directives, St
         .filter_map(|(_, args)| int_arg(args, 1))
         .max()
         .unwrap_or(8);
-    let d = |name: &str, args: &[&str]| -> (String, Vec<String>) {
-        (
-            name.to_string(),
-            args.iter().map(|a| a.to_string()).collect(),
-        )
-    };
-    let vector = d("vectorize", &[inner, &lanes.to_string()]);
+    let vector = directive("vectorize", &[inner, &lanes.to_string()]);
     let mut out = Vec::new();
-    let mut root = vec![d("compute_root", &[])];
+    let mut root = vec![directive("compute_root", &[])];
     if func.vars.len() > 1 {
         let outer = func.vars.last().unwrap();
         let (o, i) = (format!("{outer}o"), format!("{outer}i"));
-        root.push(d("split", &[outer, &o, &i, "16"]));
-        root.push(d("parallel", &[&o]));
+        root.push(directive("split", &[outer, &o, &i, "16"]));
+        root.push(directive("parallel", &[&o]));
     }
     root.push(vector.clone());
     out.push((root, "computed at root".to_string()));
@@ -634,15 +634,15 @@ fn uninlined(p: &Pipeline, stmts: &[Statement], f: usize) -> Vec<(Directives, St
         .collect();
     for level in loops_of(stmts, host, p) {
         out.push((
-            vec![d("compute_at", &[host, &level]), vector.clone()],
+            vec![directive("compute_at", &[host, &level]), vector.clone()],
             format!("computed at {host}.{level}"),
         ));
     }
     if let Some((o, i)) = splits.last() {
         out.push((
             vec![
-                d("store_at", &[host, o]),
-                d("compute_at", &[host, i]),
+                directive("store_at", &[host, o]),
+                directive("compute_at", &[host, i]),
                 vector,
             ],
             format!("computed at {host}.{i} in a sliding window over {host}.{o}"),

@@ -455,19 +455,16 @@ impl<'a> Gen<'a> {
                 // inside copies it into its closure, see below).
                 let scope = self.readable.borrow().len();
                 self.readable.borrow_mut().push(Name::Loop(var.clone()));
-                let constant = match (min.as_int(), max.as_int()) {
-                    (Some(lo), Some(hi)) if *kind != LoopKind::Vectorized => {
-                        Some((var.clone(), lo, hi))
-                    }
-                    _ => None,
-                };
-                let pushed = constant
-                    .map(|c| self.constant_loops.borrow_mut().push(c))
-                    .is_some();
+                let constant = (*kind != LoopKind::Vectorized)
+                    .then(|| min.as_int().zip(max.as_int()))
+                    .flatten();
+                if let Some((lo, hi)) = constant {
+                    self.constant_loops.borrow_mut().push((var.clone(), lo, hi));
+                }
                 self.loop_depth.set(self.loop_depth.get() + 1);
                 let inner = self.stmt(body);
                 self.loop_depth.set(self.loop_depth.get() - 1);
-                if pushed {
+                if constant.is_some() {
                     self.constant_loops.borrow_mut().pop();
                 }
                 self.readable.borrow_mut().truncate(scope);

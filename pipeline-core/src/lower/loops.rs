@@ -396,16 +396,17 @@ impl Lowerer<'_> {
             };
         }
         for (i, lp) in loops.iter().enumerate() {
-            // A serial loop of one iteration (`split(x, xo, xi, 64)
-            // .vectorize(xi, 32).unroll(xi, 2)` leaves `xi` one) is its
-            // body at that iteration, which later passes see through.
-            let once = matches!((lp.min.as_int(), lp.max.as_int()), (Some(a), Some(b)) if a == b)
-                && matches!(lp.kind, LoopKind::Serial | LoopKind::Unrolled);
+            // Funcs are computed and stored only at pure loops.
             let hosts = k == 0
                 && self.live.iter().any(|&h| {
                     matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && **var == *lp.var.name)
                         || matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && **w == *lp.var.name)
                 });
+            // A serial loop of one iteration (`split(x, xo, xi, 64)
+            // .vectorize(xi, 32).unroll(xi, 2)` leaves `xi` one) is its
+            // body at that iteration, which later passes see through.
+            let once = matches!((lp.min.as_int(), lp.max.as_int()), (Some(a), Some(b)) if a == b)
+                && matches!(lp.kind, LoopKind::Serial | LoopKind::Unrolled);
             if once && !hosts {
                 let at = lp.min.clone();
                 body = body.map_exprs(&mut |e| match e.uses_loop(&lp.var) {
@@ -414,29 +415,8 @@ impl Lowerer<'_> {
                 });
                 continue;
             }
-            if k > 0 {
-                // Funcs are computed and stored only at pure loops.
-                body = Stmt::For {
-                    var: lp.var.clone(),
-                    min: lp.min.clone(),
-                    max: lp.max.clone(),
-                    kind: lp.kind,
-                    slab: lp.slab.clone(),
-                    body: Box::new(body),
-                };
-                continue;
-            }
             // Funcs computed at this loop come first in its body.
-            let hosted: Vec<FuncId> = self
-                .live
-                .iter()
-                .copied()
-                .filter(|&h| matches!(&self.sched.funcs[h].compute, ComputeLevel::At { func, var } if *func == f && **var == *lp.var.name))
-                .collect();
-            let stores_here = self.live.iter().any(|&h| {
-                matches!(&self.sched.funcs[h].store, Some((g, w)) if *g == f && **w == *lp.var.name)
-            });
-            if !hosted.is_empty() || stores_here {
+            if hosts {
                 body = self.host(f, &coords, &loops, i, body);
             }
             body = Stmt::For {

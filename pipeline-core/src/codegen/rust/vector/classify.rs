@@ -61,17 +61,15 @@ impl Lanes<'_, '_> {
                 linear &= comparison(n);
             }
         });
-        linear
-            && self.holds_for_constant_loops(cond, &|c| {
-                holds_in_first_and_last(c, self.var, self.first, self.w)
-            })
+        linear && self.holds_in_the_ends(cond)
     }
 
-    /// Whether `holds` holds of `cond`, or else of `cond` for every value
-    /// of the enclosing loops of constant range that it names
-    /// (`vectorize(x, 16).unroll(x, 2)`: the guard of the last pair of
-    /// vectors holds in both), when they have at most 64 combinations.
-    fn holds_for_constant_loops(&self, cond: &Expr, holds: &dyn Fn(&Expr) -> bool) -> bool {
+    /// Whether `cond` holds in the first lane and the last, or else does
+    /// for every value of the enclosing loops of constant range that it
+    /// names (`vectorize(x, 16).unroll(x, 2)`: the guard of the last pair
+    /// of vectors holds in both), when they have at most 64 combinations.
+    fn holds_in_the_ends(&self, cond: &Expr) -> bool {
+        let holds = |c: &Expr| holds_in_first_and_last(c, self.var, self.first, self.w);
         if holds(cond) {
             return true;
         }
